@@ -1,0 +1,3 @@
+from loopscan.cli.app import main
+
+main()

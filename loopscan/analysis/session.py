@@ -1,0 +1,411 @@
+"""One session in depth: facts (tokens, failures, repeats) and the replay's findings, in one pass.
+
+`analyze_events` consumes the event stream once, feeding the detector replay as it goes, and keeps
+only small aggregates (memory stays flat whatever the file size). `analyze_path` opens a file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, Iterable
+
+from loopscan.engine.config import ConfigRequest, LoopConfig
+from loopscan.engine.hashing import stable_json
+from loopscan.engine.outcome import join_text
+from loopscan.engine.replay import Block, Replay
+from loopscan.events import (
+    Compaction,
+    Event,
+    ModelTurn,
+    PromptError,
+    SessionMeta,
+    ToolResult,
+    UserMessage,
+)
+from loopscan.readers import Diagnostics, open_events
+from loopscan.timeutil import iso, parse_iso
+
+MAX_REPEATS = 20
+MAX_FAILURES = 200
+KEY_CHARS = 160
+MESSAGE_CHARS = 300
+_AGENT_DIR = re.compile(r"(?:^|/)agents/([^/]+)/sessions(?:/|$)")
+
+
+def agent_from_path(path: str) -> str | None:
+    """The agent id of a file under `…/agents/<id>/sessions/`."""
+    match = _AGENT_DIR.search(PurePath(path).parent.as_posix() + "/")
+    return match.group(1) if match else None
+
+
+def repeat_key(tool: str, arguments: Any) -> str:
+    """How a call is grouped among repeats: the command for exec, else tool + short argument rendering."""
+    if tool == "exec" and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        return _clip(arguments["command"])
+    rendered = stable_json(arguments).decode("utf-8", "replace")
+    return _clip(f"{tool} {rendered}")
+
+
+def _clip(text: str, limit: int = KEY_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class _Repeat:
+    tool: str
+    key: str
+    count: int
+    first_call: int
+    last_call: int
+    outcomes: set[str] = field(default_factory=set)
+
+
+@dataclass
+class SessionResult:
+    """Everything loopscan reports about one session (the `loopscan.analyze/1` document)."""
+
+    path: str
+    config: LoopConfig
+    session: dict[str, Any]
+    summary: dict[str, Any]
+    repeats: list[dict[str, Any]]
+    tokens: list[dict[str, Any]]
+    failures: list[dict[str, Any]]
+    firings: list[dict[str, Any]]
+    block: dict[str, Any] | None
+    diagnostics: Diagnostics
+    calls: list[dict[str, Any]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc = {
+            "schema": "loopscan.analyze/1",
+            "session": self.session,
+            "config": self.config.to_json(),
+            "summary": self.summary,
+            "repeats": self.repeats,
+            "tokens": self.tokens,
+            "failures": self.failures,
+            "firings": self.firings,
+            "block": self.block,
+            "notes": self.diagnostics.notes
+            + ([f"… and {self.diagnostics.dropped_notes} more"] if self.diagnostics.dropped_notes else []),
+        }
+        if self.calls is not None:
+            doc["calls"] = self.calls
+        return doc
+
+
+class SessionAnalyzer:
+    """Accumulates one session's facts from its events while driving the replay."""
+
+    def __init__(self, path: str, config: LoopConfig, trace: bool = False):
+        self.path = path
+        self.config = config
+        self.replay = Replay(config, trace=trace)
+        self.meta: SessionMeta | None = None
+        self.first_ts: float | None = None
+        self.last_ts: float | None = None
+        self.models: dict[str, None] = {}
+        self.tool_calls = 0
+        self.tool_errors = 0
+        self.turns = 0
+        self.runs: set[str] = set()
+        self.prompt = self.output = self.cache_read = self.cache_write = 0
+        self.peak = 0
+        self.cost: float | None = None
+        self.turn_failures = self.aborted = self.prompt_errors = self.compactions = 0
+        self.last_state = "empty"
+        self.repeats: dict[tuple[str, str], _Repeat] = {}
+        self.tokens: list[dict[str, Any]] = []
+        self.failures: list[dict[str, Any]] = []
+        self.failures_dropped = 0
+        self._turn_totals: dict[int, tuple[int, float]] = {}  # turn line -> tokens, cost so far
+        self._call_keys: dict[int, tuple[str, str]] = {}  # calls awaiting a result -> repeat key
+
+    # --- the one pass -----------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> None:
+        ts = getattr(event, "timestamp", None)
+        if isinstance(ts, float):
+            if self.first_ts is None:
+                self.first_ts = ts
+            self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
+        if isinstance(event, ToolResult):
+            self._result(event)  # feeds the replay itself: it needs the matched call back
+            return
+        if isinstance(event, ModelTurn):
+            self._turn(event)
+        elif isinstance(event, UserMessage):
+            self.runs.add(event.run)
+        elif isinstance(event, PromptError):
+            self.prompt_errors += 1
+            self.last_state = "error"
+            self._failure("prompt_error", None, event.timestamp, event.error)
+        elif isinstance(event, Compaction):
+            self.compactions += 1
+        elif isinstance(event, SessionMeta):
+            self.meta = event
+        self.replay.feed(event)
+
+    def _turn(self, turn: ModelTurn) -> None:
+        if turn.calls:
+            self.runs.add(turn.run)
+        for call in turn.calls:
+            self.tool_calls += 1
+            key = repeat_key(call.tool, call.arguments)
+            self._call_keys[call.index] = (call.tool, key)
+            rep = self.repeats.get((call.tool, key))
+            if rep is None:
+                self.repeats[(call.tool, key)] = _Repeat(call.tool, key, 1, call.index, call.index)
+            else:
+                rep.count += 1
+                rep.last_call = call.index
+        if not turn.is_model_output:
+            return
+        self.turns += 1
+        if turn.model:
+            self.models.setdefault(turn.model, None)
+        prompt = turn.prompt_tokens
+        self.prompt += prompt
+        self.output += turn.output
+        self.cache_read += turn.cache_read
+        self.cache_write += turn.cache_write
+        if turn.cost is not None:
+            self.cost = (self.cost or 0.0) + turn.cost
+        self.peak = max(self.peak, prompt)
+        total = self.prompt + self.output
+        if turn.calls:
+            self._turn_totals[turn.line] = (total, self.cost or 0.0)
+        if prompt or turn.output:
+            self.tokens.append(
+                {
+                    "turn": self.turns,
+                    "timestamp": iso(turn.timestamp),
+                    "context_tokens": prompt,
+                    "output_tokens": turn.output,
+                    "cumulative_tokens": total,
+                }
+            )
+        reason = turn.stop_reason
+        if reason == "error":
+            self.turn_failures += 1
+            self._failure("turn_error", self.turns, turn.timestamp, turn.error_message or "error")
+        elif reason == "aborted":
+            self.aborted += 1
+            self._failure("aborted", self.turns, turn.timestamp, turn.error_message or "aborted")
+        self.last_state = {"stop": "completed", "length": "completed", "toolUse": "tool_pending",
+                           "error": "error", "aborted": "aborted"}.get(reason or "", "completed")
+
+    def _result(self, result: ToolResult) -> None:
+        state = self.replay.feed(result)
+        if state is None:
+            return
+        call = state.call
+        rep = self.repeats.get(self._call_keys.pop(call.index, ("", "")))
+        if rep is not None and state.outcome is not None:
+            rep.outcomes.add(state.outcome)
+        message = _tool_error(result)
+        if message is not None:
+            self.tool_errors += 1
+            self._failure("tool_error", call.index, result.timestamp, message)
+
+    def _failure(self, kind: str, where: int | None, ts: float | None, message: str) -> None:
+        if len(self.failures) >= MAX_FAILURES:
+            self.failures_dropped += 1
+            return
+        self.failures.append(
+            {"kind": kind, "call_or_turn": where, "timestamp": iso(ts), "message": _clip(message, MESSAGE_CHARS)}
+        )
+
+    # --- the result -------------------------------------------------------------------------------
+
+    def result(self, diag: Diagnostics) -> SessionResult:
+        replay = self.replay
+        replay.finish()
+        meta = self.meta or SessionMeta("openclaw", None, None, None)
+        started = parse_iso(meta.timestamp) or self.first_ts
+        total = self.prompt + self.output
+        session = {
+            "path": self.path,
+            "format": meta.format,
+            "format_version": meta.format_version,
+            "session_id": meta.session_id or _stem(self.path),
+            "agent_id": agent_from_path(self.path),
+            "models": list(self.models),
+            "started_at": iso(started),
+            "ended_at": iso(self.last_ts),
+            "duration_s": round(self.last_ts - started, 3) if started is not None and self.last_ts else None,
+            "runs_inferred": True,
+        }
+        summary = {
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "assistant_turns": self.turns,
+            "runs": len(self.runs),
+            "input_tokens": self.prompt - self.cache_read - self.cache_write,
+            "prompt_tokens": self.prompt,
+            "output_tokens": self.output,
+            "cache_read_tokens": self.cache_read,
+            "cache_write_tokens": self.cache_write,
+            "total_tokens": total,
+            "peak_context_tokens": self.peak,
+            "cost_usd": round(self.cost, 6) if self.cost is not None else None,
+            "turn_failures": self.turn_failures,
+            "aborted_turns": self.aborted,
+            "prompt_errors": self.prompt_errors,
+            "compactions": self.compactions,
+            "final_state": self.last_state,
+            "bad_lines": diag.bad_lines,
+            "skipped_entries": diag.skipped_entries,
+            "calls_without_result": replay.calls_without_result,
+            "results_without_call": replay.orphan_results,
+        }
+        repeats = sorted(self.repeats.values(), key=lambda r: (-r.count, r.first_call))
+        firings = [
+            {
+                "detector": f.detector,
+                "level": f.level,
+                "call_index": f.call_index,
+                "tool_call_id": f.tool_call_id,
+                "tool": f.tool,
+                "count": f.count,
+                "timestamp": iso(f.timestamp),
+                "tokens_so_far": self._turn_totals.get(f.turn_line, (0, 0.0))[0],
+            }
+            for f in replay.firings
+        ]
+        return SessionResult(
+            path=self.path,
+            config=self.config,
+            session=session,
+            summary=summary,
+            repeats=[
+                {
+                    "tool": r.tool,
+                    "key": r.key,
+                    "count": r.count,
+                    "distinct_outcomes": len(r.outcomes),
+                    "first_call": r.first_call,
+                    "last_call": r.last_call,
+                }
+                for r in repeats[:MAX_REPEATS]
+                if r.count > 1
+            ],
+            tokens=self.tokens,
+            failures=self.failures,
+            firings=firings,
+            block=self._block(replay.block, total),
+            diagnostics=diag,
+            calls=_trace(replay) if replay.trace is not None else None,
+        )
+
+    def _block(self, block: Block | None, total: int) -> dict[str, Any] | None:
+        if block is None:
+            return None
+        tokens_then, cost_then = self._turn_totals.get(block.turn_line, (0, 0.0))
+        calls_after = self.tool_calls - block.call_index + (0 if block.call_ran else 1)
+        return {
+            "detector": block.detector,
+            "call_index": block.call_index,
+            "tool": block.tool,
+            "count": block.count,
+            "timestamp": iso(block.timestamp),
+            "calls_after": calls_after,
+            "tokens_after": total - tokens_then,
+            "tokens_after_pct": round(100.0 * (total - tokens_then) / total, 1) if total else 0.0,
+            "cost_after_usd": round(self.cost - cost_then, 6) if self.cost is not None else None,
+            "seconds_after": round(self.last_ts - block.timestamp, 3)
+            if self.last_ts is not None and block.timestamp is not None
+            else None,
+        }
+
+
+def _trace(replay: Replay) -> list[dict[str, Any]]:
+    out = []
+    for state in replay.trace or ():
+        call = state.call
+        d = state.decision
+        out.append(
+            {
+                "index": call.index,
+                "tool": call.tool,
+                "tool_call_id": call.id,
+                "run": call.run,
+                "evaluated": state.evaluated,
+                "args_hash": state.args_hash,
+                "result_hash": state.result_hash,
+                "decision": {"level": d.level, "detector": d.detector, "count": d.count} if d else None,
+            }
+        )
+    return out
+
+
+def _tool_error(result: ToolResult) -> str | None:
+    """The error message of a failed tool result (by details status / exit code, not isError alone)."""
+    details = result.details if isinstance(result.details, dict) else {}
+    status = details.get("status")
+    exit_code = details.get("exitCode")
+    failed = (
+        result.is_error
+        or status in ("error", "failed")
+        or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
+    )
+    if not failed:
+        return None
+    if isinstance(details.get("error"), str):
+        return details["error"]
+    text = join_text(result.texts)
+    return text or f"status {status}, exit code {exit_code}"
+
+
+def _stem(path: str) -> str | None:
+    if path == "-":
+        return None
+    name = PurePath(path).name
+    return name.split(".jsonl")[0] if ".jsonl" in name else name
+
+
+def analyze_events(path: str, events: Iterable[Event], diag: Diagnostics, config: LoopConfig,
+                   trace: bool = False) -> SessionResult:
+    analyzer = SessionAnalyzer(path, config, trace)
+    for event in events:
+        analyzer.feed(event)
+    return analyzer.result(diag)
+
+
+def analyze_path(path: str, request: ConfigRequest | None = None, trace: bool = False) -> SessionResult:
+    """Read and analyze one session file. Raises ReadError when nothing can be read."""
+    request = request or ConfigRequest()
+    config = request.resolve(agent_from_path(path))
+    with open_events(path) as (events, diag):
+        return analyze_events(path, events, diag, config, trace)
+
+
+def verdict(result: SessionResult) -> str:
+    """One line a person can act on."""
+    s = result.summary
+    block = result.block
+    warnings = [f for f in result.firings if f["level"] == "warning"]
+    if block:
+        minutes = f", {block['seconds_after'] / 60:.0f} min" if block["seconds_after"] is not None else ""
+        cost = f", ${block['cost_after_usd']:.2f}" if block["cost_after_usd"] else ""
+        line = (
+            f"LOOP: {block['detector']} would have stopped this session at call {block['call_index']} "
+            f"(count {block['count']}), saving {block['calls_after']} calls and "
+            f"{block['tokens_after']:,} tokens ({block['tokens_after_pct']}%){cost}{minutes}."
+        )
+    elif warnings:
+        first = warnings[0]
+        line = (
+            f"WARNED, NOT STOPPED: {len(warnings)} warning(s) from call {first['call_index']} "
+            f"({first['detector']}); no critical under these thresholds, the session ran on to call "
+            f"{s['tool_calls']}."
+        )
+    else:
+        line = f"No loop found under {result.config.profile} ({s['tool_calls']} tool calls)."
+    if result.config.enabled_in_config is False and not result.config.as_configured:
+        line += " Note: the config has enabled:false, so as written it would have stopped nothing."
+    return line

@@ -1,0 +1,195 @@
+"""The rolling-history detectors: history window, per-call streak signals, and the decision.
+
+`signals()` measures the history as it stands before a call (detector.md section 5). It does not
+depend on any threshold, which is what lets a what-if evaluate many configs over one replay.
+`decide()` applies thresholds and switches to those signals (section 6).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from loopscan.engine.config import LoopConfig
+from loopscan.engine.outcome import is_known_poll
+from loopscan.engine.profiles import Profile
+
+
+class Record:
+    """One slot of OpenClaw's toolCallHistory."""
+
+    __slots__ = ("tool", "args_hash", "call_id", "run", "result_hash", "unknown_tool")
+
+    def __init__(self, tool: str, args_hash: str, call_id: str | None, run: str | None,
+                 result_hash: str | None = None, unknown_tool: str | None = None):
+        self.tool = tool
+        self.args_hash = args_hash
+        self.call_id = call_id
+        self.run = run
+        self.result_hash = result_hash
+        self.unknown_tool = unknown_tool
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Record({self.tool}, {self.args_hash[-8:]}, run={self.run}, result={str(self.result_hash)[-8:]})"
+
+
+class History:
+    """The session-wide sliding window of the last `size` records."""
+
+    def __init__(self, size: int, run_scoping: bool):
+        self.size = size
+        self.run_scoping = run_scoping
+        self.records: list[Record] = []
+
+    def scoped(self, run: str | None) -> list[Record]:
+        if not self.run_scoping:
+            return self.records
+        return [r for r in self.records if r.run == run]
+
+    def record_call(self, tool: str, args_hash: str, call_id: str | None, run: str | None) -> None:
+        self.records.append(Record(tool, args_hash, call_id, run if self.run_scoping else None))
+        self._trim()
+
+    def record_outcome(self, tool: str, args_hash: str, call_id: str | None, run: str | None,
+                       result_hash: str, unknown_tool: str | None) -> None:
+        run = run if self.run_scoping else None
+        for record in reversed(self.records):
+            if record.run != run or (call_id and record.call_id != call_id):
+                continue
+            if record.tool != tool or record.args_hash != args_hash or record.result_hash is not None:
+                continue
+            record.result_hash = result_hash
+            record.unknown_tool = unknown_tool
+            break
+        else:
+            self.records.append(Record(tool, args_hash, call_id, run, result_hash, unknown_tool))
+        self._trim()
+
+    def _trim(self) -> None:
+        excess = len(self.records) - self.size
+        if excess > 0:
+            del self.records[:excess]
+
+
+class Signals(NamedTuple):
+    """What the detectors measure for one call, before it is recorded. Threshold-free."""
+
+    unknown_count: int
+    unknown_name: str | None
+    no_progress: int
+    latest_result: str | None
+    ping_pong: int
+    ping_pong_evidence: bool
+    paired_args: str | None
+    recent: int
+    known_poll: bool
+
+
+def signals(history: list[Record], tool: str, args_hash: str, params: Any, unknown_detector: bool = True) -> Signals:
+    unknown_count, unknown_name = _unknown_streak(history, tool) if unknown_detector else (0, None)
+    no_progress, latest = _no_progress(history, tool, args_hash)
+    ping, evidence, paired = _ping_pong(history, args_hash)
+    recent = sum(1 for r in history if r.args_hash == args_hash and r.tool == tool)
+    return Signals(unknown_count, unknown_name, no_progress, latest, ping, evidence, paired, recent,
+                   is_known_poll(tool, params))
+
+
+def _unknown_streak(history: list[Record], tool: str) -> tuple[int, str | None]:
+    count, name = 0, None
+    for record in reversed(history):
+        if record.tool != tool or not record.unknown_tool:
+            break
+        if name is None:
+            name, count = record.unknown_tool, 1
+        elif record.unknown_tool != name:
+            break
+        else:
+            count += 1
+    return count, name
+
+
+def _no_progress(history: list[Record], tool: str, args_hash: str) -> tuple[int, str | None]:
+    count, latest = 0, None
+    for record in reversed(history):
+        if record.tool != tool or record.args_hash != args_hash or not record.result_hash:
+            continue
+        if latest is None:
+            latest, count = record.result_hash, 1
+        elif record.result_hash != latest:
+            break
+        else:
+            count += 1
+    return count, latest
+
+
+def _ping_pong(history: list[Record], current: str) -> tuple[int, bool, str | None]:
+    if not history:
+        return 0, False, None
+    last = history[-1].args_hash
+    other = None
+    for record in reversed(history[:-1]):
+        if record.args_hash != last:
+            other = record.args_hash
+            break
+    if other is None:
+        return 0, False, None
+    tail = 0
+    for record in reversed(history):
+        if record.args_hash != (last if tail % 2 == 0 else other):
+            break
+        tail += 1
+    if tail < 2 or current != other:
+        return 0, False, None
+    hash_a = hash_b = None
+    evidence = True
+    for record in history[len(history) - tail:]:
+        if not record.result_hash:
+            evidence = False
+            break
+        if record.args_hash == last:
+            if hash_a is None:
+                hash_a = record.result_hash
+            elif hash_a != record.result_hash:
+                evidence = False
+                break
+        elif hash_b is None:
+            hash_b = record.result_hash
+        elif hash_b != record.result_hash:
+            evidence = False
+            break
+    return tail + 1, evidence and hash_a is not None and hash_b is not None, last
+
+
+class Decision(NamedTuple):
+    level: str  # "warning" | "critical"
+    detector: str
+    count: int
+    warning_key: str
+
+
+def decide(s: Signals, tool: str, args_hash: str, cfg: LoopConfig, profile: Profile) -> Decision | None:
+    """The first rule that matches (detector.md section 6), or None."""
+    if s.unknown_count >= cfg.unknownToolThreshold:
+        return Decision("critical", "unknown_tool_repeat", s.unknown_count,
+                        f"unknown-tool:{tool}:{s.unknown_name or 'unknown'}")
+    outcome_key = f"{tool}:{args_hash}:{s.latest_result or 'none'}"
+    if s.no_progress >= cfg.globalCircuitBreakerThreshold:
+        return Decision("critical", "global_circuit_breaker", s.no_progress, f"global:{outcome_key}")
+    detectors = cfg.detectors
+    if s.known_poll and detectors["knownPollNoProgress"]:
+        if s.no_progress >= cfg.criticalThreshold:
+            return Decision("critical", "known_poll_no_progress", s.no_progress, f"poll:{outcome_key}")
+        if s.no_progress >= cfg.warningThreshold:
+            return Decision("warning", "known_poll_no_progress", s.no_progress, f"poll:{outcome_key}")
+    if detectors["pingPong"]:
+        pair = ("pingpong:" + "|".join(sorted((args_hash, s.paired_args))) if s.paired_args
+                else f"pingpong:{tool}:{args_hash}")
+        if s.ping_pong >= cfg.criticalThreshold and s.ping_pong_evidence:
+            return Decision("critical", "ping_pong", s.ping_pong, pair)
+        if s.ping_pong >= cfg.warningThreshold:
+            return Decision("warning", "ping_pong", s.ping_pong, pair)
+    if not s.known_poll and detectors["genericRepeat"]:
+        if profile.generic_critical and s.no_progress >= cfg.criticalThreshold:
+            return Decision("critical", "generic_repeat", s.no_progress, f"generic:{outcome_key}")
+        if s.recent >= cfg.warningThreshold:
+            return Decision("warning", "generic_repeat", s.recent, f"generic:{tool}:{args_hash}")
+    return None

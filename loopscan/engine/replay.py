@@ -1,0 +1,197 @@
+"""Replay a session's events through the detector, the way OpenClaw's caller drives it.
+
+Detection runs before each call and records it after; a call's outcome is recorded when its result
+arrives. The calls of one assistant message form a batch (executed concurrently by OpenClaw): all are
+detected and recorded, in block order, before any of their results (detector.md section 5b). Since a
+result can only be classified once it is seen (a call the agent loop rejected never reached the
+detector), a batch is processed when the next non-result event arrives.
+
+The first critical decision, or a post-compaction guard abort, ends the replay: what follows in the
+recording would not have happened. Outcome hashes are still computed after that point, so analyses
+(distinct outcomes of repeated commands) see the whole session.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import NamedTuple
+
+from loopscan.engine.config import LoopConfig
+from loopscan.engine.detect import Decision, History, decide, signals
+from loopscan.engine.guard import CompactionGuard
+from loopscan.engine.hashing import digest
+from loopscan.engine.outcome import NOT_EVALUATED, classify, join_text, outcome_hash, args_hash
+from loopscan.engine.profiles import Profile, get_profile
+from loopscan.events import Compaction, Event, ModelTurn, ToolCall, ToolResult
+
+WARNING_BUCKET = 10
+COMPACTION_LOOP = "compaction_loop_persisted"
+
+
+class CallState:
+    """What the replay knows of one call."""
+
+    __slots__ = ("call", "args_hash", "evaluated", "result_seen", "result_hash", "unknown_tool",
+                 "outcome", "decision", "detected")
+
+    def __init__(self, call: ToolCall, args_hash: str):
+        self.call = call
+        self.args_hash = args_hash
+        self.evaluated = True
+        self.result_seen = False
+        self.result_hash: str | None = None  # the hash recorded in history (None: no record)
+        self.unknown_tool: str | None = None
+        self.outcome: str | None = None  # an outcome identity for every result, for analyses
+        self.decision: Decision | None = None
+        self.detected = False
+
+
+class Firing(NamedTuple):
+    detector: str
+    level: str
+    call_index: int
+    tool_call_id: str | None
+    tool: str
+    count: int
+    timestamp: float | None
+    turn_line: int
+
+
+class Block(NamedTuple):
+    detector: str
+    call_index: int
+    tool: str
+    count: int
+    timestamp: float | None
+    turn_line: int
+    call_ran: bool  # False for a blocked call (critical); True for a guard abort after its outcome
+
+
+class Replay:
+    def __init__(self, config: LoopConfig, profile: Profile | None = None, trace: bool = False):
+        self.config = config
+        self.profile = profile or get_profile(config.profile)
+        self.history = History(config.historySize, self.profile.run_scoping)
+        self.guard = CompactionGuard(config.windowSize)
+        self.firings: list[Firing] = []
+        self.block: Block | None = None
+        self.trace: list[CallState] | None = [] if trace else None
+        self.orphan_results = 0
+        self._batch: list[CallState] = []
+        self._outcomes: list[CallState] = []
+        self._pending: dict[str | None, deque[CallState]] = {}
+        self._warned: dict[str, int] = {}
+
+    # --- feeding -------------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> CallState | None:
+        """Consume one event. For a tool result, returns the call it answers (None if unmatched)."""
+        if isinstance(event, ToolResult):
+            return self._on_result(event)
+        self.flush()
+        if isinstance(event, ModelTurn) and event.calls:
+            for call in event.calls:
+                state = CallState(call, args_hash(call.tool, call.arguments, self.profile))
+                self._batch.append(state)
+                self._pending.setdefault(call.id, deque()).append(state)
+        elif isinstance(event, Compaction) and self.block is None and self.config.guard_enabled:
+            self.guard.arm()
+        return None
+
+    def finish(self) -> None:
+        self.flush()
+
+    @property
+    def calls_without_result(self) -> int:
+        return sum(len(q) for q in self._pending.values())
+
+    # --- results ---------------------------------------------------------------------------------
+
+    def _on_result(self, result: ToolResult) -> CallState | None:
+        queue = self._pending.get(result.call_id)
+        if not queue:
+            self.orphan_results += 1
+            return None
+        state = queue.popleft()
+        if not queue:
+            del self._pending[result.call_id]
+        state.result_seen = True
+        call = state.call
+        if classify(result.details, result.is_error) == NOT_EVALUATED:
+            state.evaluated = False
+            state.outcome = "rejected:" + digest(join_text(result.texts))
+            return state
+        outcome = outcome_hash(call.tool, call.arguments, result.details, result.texts, result.is_error, self.profile)
+        state.result_hash, state.unknown_tool = outcome
+        state.outcome = outcome.result_hash or "unhashed"
+        self._outcomes.append(state)
+        return state
+
+    # --- the caller's order: detect + record each call of a batch, then record outcomes ---------
+
+    def flush(self) -> None:
+        if self._batch:
+            batch, self._batch = self._batch, []
+            for state in batch:
+                if self.block is not None:
+                    break
+                if self.trace is not None:
+                    self.trace.append(state)
+                if state.evaluated:
+                    self._detect_and_record(state)
+        if self._outcomes:
+            outcomes, self._outcomes = self._outcomes, []
+            for state in outcomes:
+                if self.block is None and state.detected and state.result_hash is not None:
+                    self._record_outcome(state)
+
+    def _detect_and_record(self, state: CallState) -> None:
+        cfg = self.config
+        call = state.call
+        if not cfg.records_history:
+            return
+        state.detected = True
+        if cfg.detection_enabled:
+            scoped = self.history.scoped(call.run)
+            sig = signals(scoped, call.tool, state.args_hash, call.arguments, self.profile.unknown_tool_detector)
+            decision = decide(sig, call.tool, state.args_hash, cfg, self.profile)
+            state.decision = decision
+            if decision is not None:
+                if decision.level == "critical":
+                    self._fire(decision, call)
+                    self.block = Block(decision.detector, call.index, call.tool, decision.count,
+                                       call.timestamp, call.line, call_ran=False)
+                    return  # blocked: the call never runs and is not recorded
+                if self._should_emit(decision, call):
+                    self._fire(decision, call)
+        self.history.record_call(call.tool, state.args_hash, call.id, call.run)
+
+    def _record_outcome(self, state: CallState) -> None:
+        call = state.call
+        assert state.result_hash is not None
+        self.history.record_outcome(call.tool, state.args_hash, call.id, call.run, state.result_hash,
+                                    state.unknown_tool)
+        count = self.guard.observe(call.tool, state.args_hash, state.result_hash)
+        if count is not None:
+            decision = Decision("critical", COMPACTION_LOOP, count, "")
+            state.decision = decision
+            self._fire(decision, call)
+            self.block = Block(COMPACTION_LOOP, call.index, call.tool, count, call.timestamp, call.line,
+                               call_ran=True)
+
+    def _should_emit(self, decision: Decision, call: ToolCall) -> bool:
+        """Once per warning key per decade of its count (10, 20, ...; or at a lower threshold)."""
+        key = decision.warning_key
+        if self.profile.warning_key_per_run and call.run:
+            key = f"{call.run}:{key}"
+        bucket = decision.count // WARNING_BUCKET
+        if bucket <= self._warned.get(key, -1):
+            return False
+        self._warned[key] = bucket
+        return True
+
+    def _fire(self, decision: Decision, call: ToolCall) -> None:
+        self.firings.append(
+            Firing(decision.detector, decision.level, call.index, call.id, call.tool, decision.count,
+                   call.timestamp, call.line)
+        )

@@ -1,0 +1,111 @@
+"""The terminal report (`--format table`), rendered with rich."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from loopscan.analysis.session import SessionResult, verdict
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[int], width: int = 60) -> str:
+    if not values:
+        return ""
+    if len(values) > width:  # max per bucket keeps peaks visible
+        step = len(values) / width
+        values = [max(values[int(i * step): max(int((i + 1) * step), int(i * step) + 1)]) for i in range(width)]
+    top = max(values) or 1
+    return "".join(SPARK[min(len(SPARK) - 1, v * len(SPARK) // (top + 1))] for v in values)
+
+
+def _n(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:,.4f}".rstrip("0").rstrip(".")
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def render(result: SessionResult, console: Console) -> None:
+    s, sess, cfg = result.summary, result.session, result.config
+    style = "bold red" if result.block else ("bold yellow" if result.firings else "bold green")
+    console.print(Text(verdict(result), style=style))
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="dim")
+    head.add_column()
+    for label, value in (
+        ("session", sess["session_id"]),
+        ("file", sess["path"]),
+        ("agent", sess["agent_id"]),
+        ("models", ", ".join(sess["models"]) or None),
+        ("started", sess["started_at"]),
+        ("duration", f"{sess['duration_s'] / 60:.1f} min" if sess["duration_s"] is not None else None),
+        ("final state", s["final_state"]),
+    ):
+        head.add_row(label, _n(value))
+    console.print(Panel(head, title="session", expand=False))
+
+    summary = Table(title="summary", show_header=False, box=None, padding=(0, 2))
+    pairs = [
+        ("tool calls", s["tool_calls"]), ("tool errors", s["tool_errors"]),
+        ("model turns", s["assistant_turns"]), ("runs", s["runs"]),
+        ("prompt tokens", s["prompt_tokens"]), ("output tokens", s["output_tokens"]),
+        ("cache read", s["cache_read_tokens"]), ("cache write", s["cache_write_tokens"]),
+        ("total tokens", s["total_tokens"]), ("peak context", s["peak_context_tokens"]),
+        ("cost (USD)", s["cost_usd"]), ("turn failures", s["turn_failures"]),
+        ("aborted turns", s["aborted_turns"]), ("prompt errors", s["prompt_errors"]),
+        ("compactions", s["compactions"]), ("bad lines", s["bad_lines"]),
+    ]
+    for i in range(0, len(pairs), 2):
+        (a, av), (b, bv) = pairs[i], pairs[i + 1]
+        summary.add_row(a, _n(av), b, _n(bv))
+    console.print(summary)
+
+    contexts = [t["context_tokens"] for t in result.tokens]
+    if contexts:
+        console.print(f"context per turn  {sparkline(contexts)}  peak {_n(max(contexts))}")
+
+    if result.repeats:
+        rep = Table(title="most repeated calls", title_justify="left")
+        rep.add_column("count", justify="right")
+        rep.add_column("outcomes", justify="right")
+        rep.add_column("tool")
+        rep.add_column("command / arguments", overflow="fold")
+        rep.add_column("calls", justify="right")
+        for r in result.repeats[:10]:
+            rep.add_row(str(r["count"]), str(r["distinct_outcomes"]), r["tool"], Text(r["key"]),
+                        f"{r['first_call']}–{r['last_call']}")
+        console.print(rep)
+
+    console.print(_config_line(cfg.to_json()))
+    if result.firings:
+        fire = Table(title="detector firings", title_justify="left")
+        for col in ("call", "level", "detector", "count", "tool", "tokens so far"):
+            fire.add_column(col, justify="right" if col in ("call", "count", "tokens so far") else "left")
+        for f in result.firings:
+            fire.add_row(str(f["call_index"]), Text(f["level"], style="red" if f["level"] == "critical" else "yellow"),
+                         f["detector"], str(f["count"]), f["tool"], _n(f["tokens_so_far"]))
+        console.print(fire)
+    if result.diagnostics.notes:
+        console.print(Group(*(Text(n, style="dim") for n in result.diagnostics.notes[:10])))
+
+
+def _config_line(cfg: dict[str, Any]) -> Text:
+    off = [k for k, v in cfg["detectors"].items() if not v]
+    text = (
+        f"config ({cfg['profile']}, {cfg['source']}): warning {cfg['warningThreshold']}, "
+        f"critical {cfg['criticalThreshold']}, global {cfg['globalCircuitBreakerThreshold']}, "
+        f"unknown {cfg['unknownToolThreshold']}, history {cfg['historySize']}, "
+        f"guard window {cfg['postCompactionGuard']['windowSize']}"
+    )
+    if off:
+        text += f"; off: {', '.join(off)}"
+    if cfg["clamped"]:
+        text += f"; clamped: {', '.join(cfg['clamped'])}"
+    return Text(text, style="dim")
