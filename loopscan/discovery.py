@@ -1,16 +1,21 @@
-"""Which files are sessions: expanding paths and folders into session transcripts."""
+"""Which files are sessions: expanding paths, globs and folders into session transcripts."""
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from pathlib import Path
+from typing import Mapping
 
 _ARCHIVED = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
-_NEVER = re.compile(r"(\.checkpoint\.[^/]+\.jsonl|\.trajectory\.jsonl|\.lock)$|(^|/)sessions\.json$")
+_NEVER = re.compile(r"(\.checkpoint\.[^/]+\.jsonl|\.trajectory\.jsonl|\.lock)$|^sessions\.json$")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+STATE_DIRS = (".openclaw", ".clawdbot", ".moltbot")  # current, then legacy names
 
 
-def is_session_name(name: str, include_archived: bool = True) -> bool:
+def is_session_name(name: str, include_archived: bool = False) -> bool:
+    """Session transcripts by name; checkpoints, trajectory sidecars, locks and the store never are."""
     if _NEVER.search(name):
         return False
     if name.endswith((".jsonl", ".jsonl.gz")):
@@ -18,27 +23,60 @@ def is_session_name(name: str, include_archived: bool = True) -> bool:
     return include_archived and bool(_ARCHIVED.search(name))
 
 
-def expand(paths: list[str], include_archived: bool = True) -> tuple[list[str], list[str]]:
-    """(session files, problems). Files named explicitly are taken as they are (content decides);
-    folders are searched recursively for session names, following no symlinked folder twice."""
+def default_roots(environ: Mapping[str, str], home: Path) -> list[str]:
+    """`$OPENCLAW_STATE_DIR/agents/*/sessions`, else `~/.openclaw/agents/*/sessions` (+ legacy dirs)."""
+    state = environ.get("OPENCLAW_STATE_DIR")
+    bases = [Path(state)] if state else [home / name for name in STATE_DIRS]
+    roots: list[str] = []
+    for base in bases:
+        roots.extend(sorted(glob.glob(str(base / "agents" / "*" / "sessions"))))
+    return roots
+
+
+def expand(paths: list[str], include_archived: bool = False) -> tuple[list[str], list[str]]:
+    """(session files, problems).
+
+    A file named explicitly is taken as it is (its content decides); a glob keeps the session names
+    it matches; a folder is searched recursively, each real folder once (symlink loops end there).
+    """
     found: list[str] = []
     problems: list[str] = []
     for raw in paths:
-        if raw == "-" or not os.path.isdir(raw):
+        if raw == "-" or os.path.isfile(raw):
             found.append(raw)
-            continue
-        before = len(found)
-        seen: set[tuple[int, int]] = set()
-        for root, dirs, files in os.walk(raw, followlinks=True, onerror=lambda e: problems.append(f"{e.filename}: cannot list ({e.strerror})")):
-            st = os.stat(root)
-            if (st.st_dev, st.st_ino) in seen:
-                dirs[:] = []
-                continue
-            seen.add((st.st_dev, st.st_ino))
-            dirs.sort()
-            for name in sorted(files):
-                if is_session_name(name, include_archived):
-                    found.append(os.path.join(root, name))
-        if len(found) == before:
-            problems.append(f"{raw}: no session files in this folder")
+        elif os.path.isdir(raw):
+            before = len(found)
+            found.extend(_walk(raw, include_archived, problems))
+            if len(found) == before:
+                problems.append(f"{raw}: no session files in this folder")
+        elif _GLOB_CHARS.search(raw):
+            matches = sorted(m for m in glob.glob(raw, recursive=True)
+                             if os.path.isfile(m) and is_session_name(os.path.basename(m), include_archived))
+            if not matches:
+                problems.append(f"{raw}: no session files match")
+            found.extend(matches)
+        else:
+            found.append(raw)  # missing: the reader reports it with its path
     return found, problems
+
+
+def _walk(top: str, include_archived: bool, problems: list[str]) -> list[str]:
+    out: list[str] = []
+    seen: set[tuple[int, int]] = set()
+
+    def onerror(exc: OSError) -> None:
+        problems.append(f"{exc.filename}: cannot list ({exc.strerror})")
+
+    for root, dirs, files in os.walk(top, followlinks=True, onerror=onerror):
+        try:
+            st = os.stat(root)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs.sort()
+        out.extend(os.path.join(root, name) for name in sorted(files) if is_session_name(name, include_archived))
+    return out

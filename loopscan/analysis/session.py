@@ -80,6 +80,7 @@ class SessionResult:
     calls: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The `loopscan.analyze/1` document, unredacted (reports redact it: loopscan.reports)."""
         doc = {
             "schema": "loopscan.analyze/1",
             "session": self.session,
@@ -95,6 +96,7 @@ class SessionResult:
         }
         if self.calls is not None:
             doc["calls"] = self.calls
+        doc["verdict"] = verdict(doc)
         return doc
 
 
@@ -122,7 +124,7 @@ class SessionAnalyzer:
         self.tokens: list[dict[str, Any]] = []
         self.failures: list[dict[str, Any]] = []
         self.failures_dropped = 0
-        self._turn_totals: dict[int, tuple[int, float]] = {}  # turn line -> tokens, cost so far
+        self._turn_totals: dict[int, tuple[int, int, float]] = {}  # turn line -> turn, tokens, cost so far
         self._call_keys: dict[int, tuple[str, str]] = {}  # calls awaiting a result -> repeat key
 
     # --- the one pass -----------------------------------------------------------------------------
@@ -178,7 +180,7 @@ class SessionAnalyzer:
         self.peak = max(self.peak, prompt)
         total = self.prompt + self.output
         if turn.calls:
-            self._turn_totals[turn.line] = (total, self.cost or 0.0)
+            self._turn_totals[turn.line] = (self.turns, total, self.cost or 0.0)
         if prompt or turn.output:
             self.tokens.append(
                 {
@@ -273,7 +275,8 @@ class SessionAnalyzer:
                 "tool": f.tool,
                 "count": f.count,
                 "timestamp": iso(f.timestamp),
-                "tokens_so_far": self._turn_totals.get(f.turn_line, (0, 0.0))[0],
+                "tokens_so_far": self._turn_totals.get(f.turn_line, (0, 0, 0.0))[1],
+                "turn": self._turn_totals.get(f.turn_line, (None, 0, 0.0))[0],
             }
             for f in replay.firings
         ]
@@ -305,7 +308,7 @@ class SessionAnalyzer:
     def _block(self, block: Block | None, total: int) -> dict[str, Any] | None:
         if block is None:
             return None
-        tokens_then, cost_then = self._turn_totals.get(block.turn_line, (0, 0.0))
+        turn, tokens_then, cost_then = self._turn_totals.get(block.turn_line, (None, 0, 0.0))
         calls_after = self.tool_calls - block.call_index + (0 if block.call_ran else 1)
         return {
             "detector": block.detector,
@@ -313,6 +316,7 @@ class SessionAnalyzer:
             "tool": block.tool,
             "count": block.count,
             "timestamp": iso(block.timestamp),
+            "turn": turn,
             "calls_after": calls_after,
             "tokens_after": total - tokens_then,
             "tokens_after_pct": round(100.0 * (total - tokens_then) / total, 1) if total else 0.0,
@@ -384,11 +388,12 @@ def analyze_path(path: str, request: ConfigRequest | None = None, trace: bool = 
         return analyze_events(path, events, diag, config, trace)
 
 
-def verdict(result: SessionResult) -> str:
-    """One line a person can act on."""
-    s = result.summary
-    block = result.block
-    warnings = [f for f in result.firings if f["level"] == "warning"]
+def verdict(doc: dict[str, Any]) -> str:
+    """One line a person can act on, from an analyze document."""
+    s = doc["summary"]
+    block = doc["block"]
+    config = doc["config"]
+    warnings = [f for f in doc["firings"] if f["level"] == "warning"]
     if block:
         minutes = f", {block['seconds_after'] / 60:.0f} min" if block["seconds_after"] is not None else ""
         cost = f", ${block['cost_after_usd']:.2f}" if block["cost_after_usd"] else ""
@@ -405,7 +410,7 @@ def verdict(result: SessionResult) -> str:
             f"{s['tool_calls']}."
         )
     else:
-        line = f"No loop found under {result.config.profile} ({s['tool_calls']} tool calls)."
-    if result.config.enabled_in_config is False and not result.config.as_configured:
+        line = f"No loop found under {config['profile']} ({s['tool_calls']} tool calls)."
+    if config["enabled_in_config"] is False and config["simulated_enabled"]:
         line += " Note: the config has enabled:false, so as written it would have stopped nothing."
     return line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -29,6 +30,8 @@ app = typer.Typer(
 class Format(str, Enum):
     table = "table"
     json = "json"
+    markdown = "markdown"
+    html = "html"
 
 
 class FailOn(str, Enum):
@@ -62,13 +65,15 @@ def main_callback(
 
 PathsArg = Annotated[list[str], typer.Argument(help="Session files (.jsonl, .jsonl.gz, archived), folders, or - for stdin.")]
 FormatOpt = Annotated[
-    Optional[Format], typer.Option("--format", "-f", help="Report format (default: table on a terminal, else json).")
+    Optional[Format],
+    typer.Option("--format", "-f", help="Report format: table (default on a terminal), json (default otherwise), markdown, html."),
 ]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file.")]
 FailOnOpt = Annotated[
     FailOn, typer.Option("--fail-on", help="Exit 1 when a session reaches this level (warning|critical|never).")
 ]
 TraceOpt = Annotated[bool, typer.Option("--trace", help="Add every call's hashes and decision (JSON `calls`).")]
+RedactOpt = Annotated[bool, typer.Option("--redact/--no-redact", help="Redact secrets (API keys, tokens, passwords) in every format.")]
 
 
 @app.command()
@@ -79,6 +84,7 @@ def analyze(
     output: OutputOpt = None,
     fail_on: FailOnOpt = FailOn.critical,
     trace: TraceOpt = False,
+    redact: RedactOpt = True,
     request: ConfigRequest = None,  # type: ignore[assignment]  # built from the detector options
 ) -> None:
     """One session, in depth: tokens, failures, repeated commands, and where the detector fires."""
@@ -100,8 +106,86 @@ def analyze(
     if not results:
         out.error("nothing could be read")
         raise typer.Exit(ExitStatus.ERROR)
-    out.sessions(results, as_list=len(paths) > 1 or len(sessions) > 1)
+    out.sessions(results, as_list=len(paths) > 1 or len(sessions) > 1, redact=redact)
     raise typer.Exit(_status(results, fail_on))
+
+
+class AuditFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+
+
+@app.command()
+@with_detector_options
+def audit(
+    paths: Annotated[Optional[list[str]], typer.Argument(
+        help="Session files, folders or globs (default: $OPENCLAW_STATE_DIR or ~/.openclaw agents/*/sessions).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Sessions started at or after (YYYY-MM-DD, YYYYMMDD or a date-time).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="Sessions started before (same forms; a date means its midnight).")] = None,
+    timezone_: Annotated[Optional[str], typer.Option("--timezone", help="Time zone of --since/--until without one (IANA name; default: local).")] = None,
+    include_archived: Annotated[bool, typer.Option("--include-archived", help="Also audit *.jsonl.reset.* and *.jsonl.deleted.* transcripts.")] = False,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any input could not be read.")] = False,
+    format: Annotated[Optional[AuditFormat], typer.Option("--format", "-f", help="table (default on a terminal), json (default otherwise), csv, parquet.")] = None,
+    output: OutputOpt = None,
+    fail_on: FailOnOpt = FailOn.critical,
+    redact: RedactOpt = True,
+    request: ConfigRequest = None,  # type: ignore[assignment]  # built from the detector options
+) -> None:
+    """A night's sessions at once: replay each, rank by waste, exit non-zero when any would be blocked."""
+    from loopscan.analysis.audit import Window, rank, run_audit, totals
+    from loopscan.cli.dates import parse_bound
+    from loopscan.discovery import default_roots, expand
+    from loopscan.reports import audit as audit_report
+    from loopscan.reports import json_report
+
+    e = env.ENV
+    out = Output(e, format.value if format else None, output)
+    if out.format == "parquet" and output is None:
+        out.error("--format parquet needs --output FILE")
+        raise typer.Exit(ExitStatus.ERROR)
+    try:
+        window = Window(parse_bound(since, timezone_), parse_bound(until, timezone_))
+    except ValueError as exc:
+        out.error(str(exc))
+        raise typer.Exit(ExitStatus.ERROR) from None
+    roots = paths or default_roots(e.environ, e.home)
+    if not roots:
+        out.error("no session folders found (give paths, or set OPENCLAW_STATE_DIR)")
+        raise typer.Exit(ExitStatus.ERROR)
+    sessions, problems = expand(roots, include_archived)
+    for problem in problems:
+        out.error(problem)
+    if not sessions:
+        out.error("no sessions to audit")
+        raise typer.Exit(ExitStatus.ERROR)
+    with out.progress(len(sessions)) as advance:
+        rows = rank(list(run_audit(sessions, request, jobs or os.cpu_count() or 1, window, advance)))
+    for row in rows:
+        if row["error"]:
+            out.error(row["error"])
+    doc = audit_report.document(rows, totals(rows), request.resolve().to_json(), redact)
+    if out.format == "json":
+        out.write(json_report.dumps(doc))
+    elif out.format in ("csv", "parquet"):
+        out.write_frame(doc, audit_report.write_frame)
+    else:
+        out.write(lambda console: audit_report.render_table(doc, console))
+    if rows and all(r["error"] for r in rows):
+        raise typer.Exit(ExitStatus.ERROR)
+    status = _status_rows(rows, fail_on)
+    if strict and any(r["error"] for r in rows):
+        status = max(status, ExitStatus.FAIL_LEVEL)
+    raise typer.Exit(status)
+
+
+def _status_rows(rows: list[dict], fail_on: FailOn) -> ExitStatus:
+    if fail_on is FailOn.never:
+        return ExitStatus.OK
+    hit = any(r["block"] for r in rows) or (fail_on is FailOn.warning and any(r["first_warning"] for r in rows))
+    return ExitStatus.FAIL_LEVEL if hit else ExitStatus.OK
 
 
 def _status(results: list, fail_on: FailOn) -> ExitStatus:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +49,51 @@ class Output:
         else:
             render(self.console(fh))
 
-    def sessions(self, results: list, as_list: bool) -> None:
-        from loopscan.reports import json_report, table
+    def write_frame(self, doc: dict, writer: Any) -> None:
+        """CSV / Parquet through polars: to --output, or CSV to stdout."""
+        if self.output is not None:
+            writer(doc, self.format, str(self.output))
+        else:
+            self.env.stdout.write(_csv_text(doc, writer))
 
+    @contextmanager
+    def progress(self, total: int) -> Iterator[Callable[[str, int], None]]:
+        """A progress bar on stderr when it is a terminal (files, MB/s, ETA); silent otherwise."""
+        if not self.env.stderr_isatty:
+            yield lambda path, size: None
+            return
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn,
+                                   TransferSpeedColumn)
+
+        with Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TransferSpeedColumn(),
+                      TimeRemainingColumn(), console=self.err, transient=True) as bar:
+            files = bar.add_task("files", total=total)
+            done = {"bytes": 0}
+
+            def advance(path: str, size: int) -> None:
+                done["bytes"] += size
+                bar.update(files, advance=1)
+
+            yield advance
+
+    def sessions(self, results: list, as_list: bool, redact: bool = True) -> None:
+        from loopscan.reports import analyze_document, html, json_report, markdown, table
+
+        docs = [analyze_document(r, redact) for r in results]
         if self.format == "json":
-            docs = [r.to_json() for r in results]
             self.write(json_report.dumps(docs if as_list else docs[0]))
+        elif self.format == "markdown":
+            self.write("\n---\n\n".join(markdown.render(doc) for doc in docs))
+        elif self.format == "html":
+            self.write(html.render(docs))
         else:
             def render(console: Console) -> None:
-                for result in results:
-                    table.render(result, console)
+                for doc in docs:
+                    table.render(doc, console)
             self.write(render)
+
+
+def _csv_text(doc: dict, writer: Any) -> str:
+    buffer = io.StringIO()
+    writer(doc, "csv", buffer)
+    return buffer.getvalue()

@@ -9,7 +9,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from loopscan.analysis.session import SessionResult, verdict
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -32,10 +31,11 @@ def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def render(result: SessionResult, console: Console) -> None:
-    s, sess, cfg = result.summary, result.session, result.config
-    style = "bold red" if result.block else ("bold yellow" if result.firings else "bold green")
-    console.print(Text(verdict(result), style=style))
+def render(doc: dict[str, Any], console: Console) -> None:
+    """The analyze document (already redacted) as a terminal report."""
+    s, sess, cfg = doc["summary"], doc["session"], doc["config"]
+    style = "bold red" if doc["block"] else ("bold yellow" if doc["firings"] else "bold green")
+    console.print(Text(doc["verdict"], style=style))
     head = Table.grid(padding=(0, 2))
     head.add_column(style="dim")
     head.add_column()
@@ -67,36 +67,48 @@ def render(result: SessionResult, console: Console) -> None:
         summary.add_row(a, _n(av), b, _n(bv))
     console.print(summary)
 
-    contexts = [t["context_tokens"] for t in result.tokens]
+    contexts = [t["context_tokens"] for t in doc["tokens"]]
     if contexts:
         console.print(f"context per turn  {sparkline(contexts)}  peak {_n(max(contexts))}")
 
-    if result.repeats:
+    if doc["repeats"]:
         rep = Table(title="most repeated calls", title_justify="left")
         rep.add_column("count", justify="right")
         rep.add_column("outcomes", justify="right")
         rep.add_column("tool")
         rep.add_column("command / arguments", overflow="fold")
         rep.add_column("calls", justify="right")
-        for r in result.repeats[:10]:
+        for r in doc["repeats"][:10]:
             rep.add_row(str(r["count"]), str(r["distinct_outcomes"]), r["tool"], Text(r["key"]),
                         f"{r['first_call']}–{r['last_call']}")
         console.print(rep)
 
-    console.print(_config_line(cfg.to_json()))
-    if result.firings:
+    console.print(Text(config_text(cfg), style="dim"))
+    if doc["firings"]:
         fire = Table(title="detector firings", title_justify="left")
         for col in ("call", "level", "detector", "count", "tool", "tokens so far"):
             fire.add_column(col, justify="right" if col in ("call", "count", "tokens so far") else "left")
-        for f in result.firings:
+        for f in doc["firings"]:
             fire.add_row(str(f["call_index"]), Text(f["level"], style="red" if f["level"] == "critical" else "yellow"),
                          f["detector"], str(f["count"]), f["tool"], _n(f["tokens_so_far"]))
         console.print(fire)
-    if result.diagnostics.notes:
-        console.print(Group(*(Text(n, style="dim") for n in result.diagnostics.notes[:10])))
+    if doc["block"]:
+        console.print(Text(block_sentence(doc["block"], s), style="bold red"))
+    if doc["notes"]:
+        console.print(Group(*(Text(n, style="dim") for n in doc["notes"][:10])))
 
 
-def _config_line(cfg: dict[str, Any]) -> Text:
+def block_sentence(block: dict[str, Any], summary: dict[str, Any]) -> str:
+    cost = f", cost ${block['cost_after_usd']:.2f}" if block["cost_after_usd"] is not None else ""
+    minutes = f" and ran {block['seconds_after'] / 60:.0f} minutes" if block["seconds_after"] is not None else ""
+    return (
+        f"critical at call {block['call_index']} ({block['detector']}, count {block['count']}): after it the "
+        f"session made {block['calls_after']} calls, used {block['tokens_after']:,} tokens "
+        f"({block['tokens_after_pct']}% of the session){cost}{minutes}."
+    )
+
+
+def config_text(cfg: dict[str, Any]) -> str:
     off = [k for k, v in cfg["detectors"].items() if not v]
     text = (
         f"config ({cfg['profile']}, {cfg['source']}): warning {cfg['warningThreshold']}, "
@@ -108,4 +120,6 @@ def _config_line(cfg: dict[str, Any]) -> Text:
         text += f"; off: {', '.join(off)}"
     if cfg["clamped"]:
         text += f"; clamped: {', '.join(cfg['clamped'])}"
-    return Text(text, style="dim")
+    if cfg["enabled_in_config"] is False:
+        text += "; the config file says enabled:false" + (" (honoured)" if not cfg["simulated_enabled"] else " (simulated as enabled)")
+    return text
