@@ -103,10 +103,10 @@ class SessionResult:
 class SessionAnalyzer:
     """Accumulates one session's facts from its events while driving the replay."""
 
-    def __init__(self, path: str, config: LoopConfig, trace: bool = False):
+    def __init__(self, path: str, config: LoopConfig, trace: bool = False, observe: bool = False):
         self.path = path
         self.config = config
-        self.replay = Replay(config, trace=trace)
+        self.replay = Replay(config, trace=trace, observe=observe)
         self.meta: SessionMeta | None = None
         self.first_ts: float | None = None
         self.last_ts: float | None = None
@@ -124,7 +124,7 @@ class SessionAnalyzer:
         self.tokens: list[dict[str, Any]] = []
         self.failures: list[dict[str, Any]] = []
         self.failures_dropped = 0
-        self._turn_totals: dict[int, tuple[int, int, float]] = {}  # turn line -> turn, tokens, cost so far
+        self.turn_totals: dict[int, tuple[int, int, float]] = {}  # turn line -> turn no., tokens, cost so far
         self._call_keys: dict[int, tuple[str, str]] = {}  # calls awaiting a result -> repeat key
 
     # --- the one pass -----------------------------------------------------------------------------
@@ -180,7 +180,7 @@ class SessionAnalyzer:
         self.peak = max(self.peak, prompt)
         total = self.prompt + self.output
         if turn.calls:
-            self._turn_totals[turn.line] = (self.turns, total, self.cost or 0.0)
+            self.turn_totals[turn.line] = (self.turns, total, self.cost or 0.0)
         if prompt or turn.output:
             self.tokens.append(
                 {
@@ -275,8 +275,8 @@ class SessionAnalyzer:
                 "tool": f.tool,
                 "count": f.count,
                 "timestamp": iso(f.timestamp),
-                "tokens_so_far": self._turn_totals.get(f.turn_line, (0, 0, 0.0))[1],
-                "turn": self._turn_totals.get(f.turn_line, (None, 0, 0.0))[0],
+                "tokens_so_far": self.turn_totals.get(f.turn_line, (0, 0, 0.0))[1],
+                "turn": self.turn_totals.get(f.turn_line, (None, 0, 0.0))[0],
             }
             for f in replay.firings
         ]
@@ -308,7 +308,7 @@ class SessionAnalyzer:
     def _block(self, block: Block | None, total: int) -> dict[str, Any] | None:
         if block is None:
             return None
-        turn, tokens_then, cost_then = self._turn_totals.get(block.turn_line, (None, 0, 0.0))
+        turn, tokens_then, cost_then = self.turn_totals.get(block.turn_line, (None, 0, 0.0))
         calls_after = self.tool_calls - block.call_index + (0 if block.call_ran else 1)
         return {
             "detector": block.detector,

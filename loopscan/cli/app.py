@@ -74,6 +74,10 @@ FailOnOpt = Annotated[
 ]
 TraceOpt = Annotated[bool, typer.Option("--trace", help="Add every call's hashes and decision (JSON `calls`).")]
 RedactOpt = Annotated[bool, typer.Option("--redact/--no-redact", help="Redact secrets (API keys, tokens, passwords) in every format.")]
+ArchivedOpt = Annotated[bool, typer.Option("--include-archived", help="Also *.jsonl.reset.* and *.jsonl.deleted.* transcripts.")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+SessionsArg = Annotated[Optional[list[str]], typer.Argument(
+    help="Session files, folders or globs (default: $OPENCLAW_STATE_DIR or ~/.openclaw agents/*/sessions).")]
 
 
 @app.command()
@@ -120,13 +124,12 @@ class AuditFormat(str, Enum):
 @app.command()
 @with_detector_options
 def audit(
-    paths: Annotated[Optional[list[str]], typer.Argument(
-        help="Session files, folders or globs (default: $OPENCLAW_STATE_DIR or ~/.openclaw agents/*/sessions).")] = None,
+    paths: SessionsArg = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Sessions started at or after (YYYY-MM-DD, YYYYMMDD or a date-time).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Sessions started before (same forms; a date means its midnight).")] = None,
     timezone_: Annotated[Optional[str], typer.Option("--timezone", help="Time zone of --since/--until without one (IANA name; default: local).")] = None,
-    include_archived: Annotated[bool, typer.Option("--include-archived", help="Also audit *.jsonl.reset.* and *.jsonl.deleted.* transcripts.")] = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")] = None,
+    include_archived: ArchivedOpt = False,
+    jobs: JobsOpt = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any input could not be read.")] = False,
     format: Annotated[Optional[AuditFormat], typer.Option("--format", "-f", help="table (default on a terminal), json (default otherwise), csv, parquet.")] = None,
     output: OutputOpt = None,
@@ -137,30 +140,17 @@ def audit(
     """A night's sessions at once: replay each, rank by waste, exit non-zero when any would be blocked."""
     from loopscan.analysis.audit import Window, rank, run_audit, totals
     from loopscan.cli.dates import parse_bound
-    from loopscan.discovery import default_roots, expand
     from loopscan.reports import audit as audit_report
     from loopscan.reports import json_report
 
     e = env.ENV
-    out = Output(e, format.value if format else None, output)
-    if out.format == "parquet" and output is None:
-        out.error("--format parquet needs --output FILE")
-        raise typer.Exit(ExitStatus.ERROR)
+    out = _output(format, output)
     try:
         window = Window(parse_bound(since, timezone_), parse_bound(until, timezone_))
     except ValueError as exc:
         out.error(str(exc))
         raise typer.Exit(ExitStatus.ERROR) from None
-    roots = paths or default_roots(e.environ, e.home)
-    if not roots:
-        out.error("no session folders found (give paths, or set OPENCLAW_STATE_DIR)")
-        raise typer.Exit(ExitStatus.ERROR)
-    sessions, problems = expand(roots, include_archived)
-    for problem in problems:
-        out.error(problem)
-    if not sessions:
-        out.error("no sessions to audit")
-        raise typer.Exit(ExitStatus.ERROR)
+    sessions = _discover(paths, include_archived, out)
     with out.progress(len(sessions)) as advance:
         rows = rank(list(run_audit(sessions, request, jobs or os.cpu_count() or 1, window, advance)))
     for row in rows:
@@ -179,6 +169,111 @@ def audit(
     if strict and any(r["error"] for r in rows):
         status = max(status, ExitStatus.FAIL_LEVEL)
     raise typer.Exit(status)
+
+
+class WhatifFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+    html = "html"
+
+
+_RANGE = "a range START:END[:STEP], a list A,B,C, or one value"
+
+
+@app.command()
+def whatif(
+    paths: SessionsArg = None,
+    baseline: Annotated[Optional[list[str]], typer.Option("--baseline", help="Sessions known to be healthy (repeatable; files, folders, globs).")] = None,
+    recommend: Annotated[bool, typer.Option("--recommend", help="Print the config that saves the most tokens while blocking no baseline session.")] = False,
+    warning: Annotated[Optional[str], typer.Option("--warning", help=f"warningThreshold values: {_RANGE}.")] = None,
+    critical: Annotated[Optional[str], typer.Option("--critical", help=f"criticalThreshold values: {_RANGE}.")] = None,
+    global_: Annotated[Optional[str], typer.Option("--global", help=f"globalCircuitBreakerThreshold values: {_RANGE}.")] = None,
+    unknown: Annotated[Optional[str], typer.Option("--unknown", help=f"unknownToolThreshold values: {_RANGE}.")] = None,
+    history: Annotated[Optional[str], typer.Option("--history", help=f"historySize values: {_RANGE}.")] = None,
+    profile: Annotated[str, typer.Option("--profile", help="Comma list of profiles to compare side by side.")] = "openclaw-2026.6",
+    detectors: Annotated[Optional[list[str]], typer.Option("--detectors", help="A detector-switch variant (repeatable): comma list of the detectors kept on, or all / none.")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", help="openclaw.json whose values are the base of axes not given.")] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", help="Agent id whose per-agent override is the base.")] = None,
+    include_archived: ArchivedOpt = False,
+    jobs: JobsOpt = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows shown in the table.")] = 25,
+    format: Annotated[Optional[WhatifFormat], typer.Option("--format", "-f", help="table (default on a terminal), json (default otherwise), csv, parquet, html.")] = None,
+    output: OutputOpt = None,
+) -> None:
+    """Threshold what-if tuning over many sessions, with a recommended openclaw.json snippet."""
+    from loopscan.analysis import whatif as wi
+    from loopscan.cli.options import build_request, parse_detector_variant
+    from loopscan.reports import json_report
+    from loopscan.reports import whatif as report
+
+    out = _output(format, output)
+    try:
+        profiles = [p.strip() for p in profile.split(",") if p.strip()]
+        request = build_request(config=config, agent=agent, profile=profiles[0] if profiles else "", as_configured=False,
+                                detectors=None, no_detector=None)
+        axes = wi.GridAxes(
+            warning=wi.parse_values(warning, 0) if warning else None,
+            critical=wi.parse_values(critical, 0) if critical else None,
+            global_=wi.parse_values(global_, 0) if global_ else None,
+            unknown=wi.parse_values(unknown, 0) if unknown else None,
+            history=wi.parse_values(history, 0) if history else None,
+            profiles=profiles,
+            detector_sets=[parse_detector_variant(v) for v in detectors] if detectors else None,
+        )
+        grid = wi.build_grid(axes, request)
+    except ValueError as exc:
+        out.error(str(exc))
+        raise typer.Exit(ExitStatus.ERROR) from None
+    sessions = _discover(paths, include_archived, out)
+    healthy = _discover(baseline, include_archived, out) if baseline else []
+    todo = list(dict.fromkeys(sessions + healthy))
+    variants = sorted({(g.config.profile, g.config.historySize) for g in grid})
+    with out.progress(len(todo)) as advance:
+        observed = wi.observe_all(todo, request, variants, jobs or wi.default_jobs(), advance)
+    errors = [o["error"] for o in observed if o["error"]]
+    for error in errors:
+        out.error(error)
+    if len(errors) == len(observed):
+        raise typer.Exit(ExitStatus.ERROR)
+    rows = wi.rank_rows(wi.evaluate(grid, observed, set(healthy)))
+    doc = report.document(rows, wi.recommend(rows) if recommend else None, len(observed) - len(errors),
+                          len(set(healthy)), errors)
+    if out.format == "json":
+        out.write(json_report.dumps(doc))
+    elif out.format in ("csv", "parquet"):
+        out.write_frame(doc, report.write_frame)
+    elif out.format == "html":
+        out.write(report.render_html(doc))
+    else:
+        out.write(lambda console: report.render_table(doc, console, top))
+    raise typer.Exit(ExitStatus.OK)
+
+
+def _output(format: Optional[Enum], output: Optional[Path]) -> Output:
+    out = Output(env.ENV, format.value if format else None, output)
+    if out.format == "parquet" and output is None:
+        out.error("--format parquet needs --output FILE")
+        raise typer.Exit(ExitStatus.ERROR)
+    return out
+
+
+def _discover(paths: Optional[list[str]], include_archived: bool, out: Output) -> list[str]:
+    """Session files from paths (default: the OpenClaw state dir); exits 2 when there are none."""
+    from loopscan.discovery import default_roots, expand
+
+    roots = paths or default_roots(env.ENV.environ, env.ENV.home)
+    if not roots:
+        out.error("no session folders found (give paths, or set OPENCLAW_STATE_DIR)")
+        raise typer.Exit(ExitStatus.ERROR)
+    sessions, problems = expand(roots, include_archived)
+    for problem in problems:
+        out.error(problem)
+    if not sessions:
+        out.error("no sessions found")
+        raise typer.Exit(ExitStatus.ERROR)
+    return sessions
 
 
 def _status_rows(rows: list[dict], fail_on: FailOn) -> ExitStatus:

@@ -90,8 +90,7 @@ def build_request(*, config: Path | None, agent: str | None, profile: str, as_co
     }
     switches: dict[str, bool] = {}
     if detectors is not None:
-        keep = {_detector_name(n) for n in detectors.split(",") if n.strip()}
-        switches = {name: name in keep for name in DETECTOR_SWITCHES}
+        switches = parse_detector_variant(detectors)
     for name in no_detector or ():
         switches[_detector_name(name)] = False
     if switches:
@@ -108,3 +107,14 @@ def build_request(*, config: Path | None, agent: str | None, profile: str, as_co
         source = str(path)
     return ConfigRequest(document=document, source=source, overrides=overrides, profile=profile,
                          as_configured=as_configured, agent=agent)
+
+
+def parse_detector_variant(text: str) -> dict[str, bool]:
+    """`all`, `none`, or a comma list of the switchable detectors kept on."""
+    key = text.strip().lower()
+    if key == "all":
+        return dict.fromkeys(DETECTOR_SWITCHES, True)
+    if key == "none":
+        return dict.fromkeys(DETECTOR_SWITCHES, False)
+    keep = {_detector_name(n) for n in text.split(",") if n.strip()}
+    return {name: name in keep for name in DETECTOR_SWITCHES}

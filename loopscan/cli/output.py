@@ -33,7 +33,7 @@ class Output:
     def console(self, file: Any) -> Console:
         tty = file is self.env.stdout and self.env.stdout_isatty
         return Console(file=file, no_color=self.env.no_color or not tty, highlight=False,
-                       force_terminal=tty, width=None if tty else 120, soft_wrap=False)
+                       force_terminal=tty, width=None if tty else 200, soft_wrap=False)
 
     def write(self, render: Any) -> None:
         """`render(console)` for tables, or a str document."""

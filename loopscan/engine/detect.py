@@ -166,30 +166,43 @@ class Decision(NamedTuple):
     warning_key: str
 
 
+class WarningKeys(NamedTuple):
+    """OpenClaw's warning keys for a call, one per detector that can warn (emission is per key)."""
+
+    generic: str
+    poll: str
+    ping_pong: str
+    outcome: str  # tool, args and latest outcome: what the no-progress keys are made of
+
+
+def warning_keys(s: Signals, tool: str, args_hash: str) -> WarningKeys:
+    outcome = f"{tool}:{args_hash}:{s.latest_result or 'none'}"
+    pair = "|".join(sorted((args_hash, s.paired_args))) if s.paired_args else f"{tool}:{args_hash}"
+    return WarningKeys(f"generic:{tool}:{args_hash}", f"poll:{outcome}", f"pingpong:{pair}", outcome)
+
+
 def decide(s: Signals, tool: str, args_hash: str, cfg: LoopConfig, profile: Profile) -> Decision | None:
     """The first rule that matches (detector.md section 6), or None."""
     if s.unknown_count >= cfg.unknownToolThreshold:
         return Decision("critical", "unknown_tool_repeat", s.unknown_count,
                         f"unknown-tool:{tool}:{s.unknown_name or 'unknown'}")
-    outcome_key = f"{tool}:{args_hash}:{s.latest_result or 'none'}"
+    keys = warning_keys(s, tool, args_hash)
     if s.no_progress >= cfg.globalCircuitBreakerThreshold:
-        return Decision("critical", "global_circuit_breaker", s.no_progress, f"global:{outcome_key}")
+        return Decision("critical", "global_circuit_breaker", s.no_progress, f"global:{keys.outcome}")
     detectors = cfg.detectors
     if s.known_poll and detectors["knownPollNoProgress"]:
         if s.no_progress >= cfg.criticalThreshold:
-            return Decision("critical", "known_poll_no_progress", s.no_progress, f"poll:{outcome_key}")
+            return Decision("critical", "known_poll_no_progress", s.no_progress, keys.poll)
         if s.no_progress >= cfg.warningThreshold:
-            return Decision("warning", "known_poll_no_progress", s.no_progress, f"poll:{outcome_key}")
+            return Decision("warning", "known_poll_no_progress", s.no_progress, keys.poll)
     if detectors["pingPong"]:
-        pair = ("pingpong:" + "|".join(sorted((args_hash, s.paired_args))) if s.paired_args
-                else f"pingpong:{tool}:{args_hash}")
         if s.ping_pong >= cfg.criticalThreshold and s.ping_pong_evidence:
-            return Decision("critical", "ping_pong", s.ping_pong, pair)
+            return Decision("critical", "ping_pong", s.ping_pong, keys.ping_pong)
         if s.ping_pong >= cfg.warningThreshold:
-            return Decision("warning", "ping_pong", s.ping_pong, pair)
+            return Decision("warning", "ping_pong", s.ping_pong, keys.ping_pong)
     if not s.known_poll and detectors["genericRepeat"]:
         if profile.generic_critical and s.no_progress >= cfg.criticalThreshold:
-            return Decision("critical", "generic_repeat", s.no_progress, f"generic:{outcome_key}")
+            return Decision("critical", "generic_repeat", s.no_progress, f"generic:{keys.outcome}")
         if s.recent >= cfg.warningThreshold:
-            return Decision("warning", "generic_repeat", s.recent, f"generic:{tool}:{args_hash}")
+            return Decision("warning", "generic_repeat", s.recent, keys.generic)
     return None

@@ -158,9 +158,9 @@ def _is_send(tool: str, params: Any) -> bool:
     if tool == "sessions_send":
         return True
     args = params if isinstance(params, dict) else {}
-    action = args.get("action")
+    action = _str_or_none(args.get("action"))  # any JSON value may sit here: only a string names an action
     if tool == "message":
-        return isinstance(action, str) and action in SEND_LIKE_MESSAGE_ACTIONS
+        return action in SEND_LIKE_MESSAGE_ACTIONS
     return tool in PROVIDER_SEND_TOOLS and action in PROVIDER_SEND_ACTIONS
 
 

@@ -4,7 +4,9 @@ Detection runs before each call and records it after; a call's outcome is record
 arrives. The calls of one assistant message form a batch (executed concurrently by OpenClaw): all are
 detected and recorded, in block order, before any of their results (detector.md section 5b). Since a
 result can only be classified once it is seen (a call the agent loop rejected never reached the
-detector), a batch is processed when the next non-result event arrives.
+detector), a batch is processed when the next batch or a compaction arrives (or at the end). Entries
+in between that the detector never sees (a model change, a delivery-mirror message written between a
+call and its result, a user message) do not end the wait.
 
 The first critical decision, or a post-compaction guard abort, ends the replay: what follows in the
 recording would not have happened. Outcome hashes are still computed after that point, so analyses
@@ -17,7 +19,7 @@ from collections import deque
 from typing import NamedTuple
 
 from loopscan.engine.config import LoopConfig
-from loopscan.engine.detect import Decision, History, decide, signals
+from loopscan.engine.detect import Decision, History, Signals, decide, signals
 from loopscan.engine.guard import CompactionGuard
 from loopscan.engine.hashing import digest
 from loopscan.engine.outcome import NOT_EVALUATED, classify, join_text, outcome_hash, args_hash
@@ -68,8 +70,14 @@ class Block(NamedTuple):
 
 
 class Replay:
-    def __init__(self, config: LoopConfig, profile: Profile | None = None, trace: bool = False):
+    def __init__(self, config: LoopConfig, profile: Profile | None = None, trace: bool = False,
+                 observe: bool = False):
+        """`observe`: decide nothing and never block; keep every evaluated call's threshold-free
+        signals (`observed`) and the first post-compaction guard abort, for a what-if over thresholds."""
         self.config = config
+        self.observe = observe
+        self.observed: list[tuple[ToolCall, str, Signals]] = []
+        self.first_guard_abort: tuple[ToolCall, int] | None = None
         self.profile = profile or get_profile(config.profile)
         self.history = History(config.historySize, self.profile.run_scoping)
         self.guard = CompactionGuard(config.windowSize)
@@ -88,14 +96,16 @@ class Replay:
         """Consume one event. For a tool result, returns the call it answers (None if unmatched)."""
         if isinstance(event, ToolResult):
             return self._on_result(event)
-        self.flush()
         if isinstance(event, ModelTurn) and event.calls:
+            self.flush()
             for call in event.calls:
                 state = CallState(call, args_hash(call.tool, call.arguments, self.profile))
                 self._batch.append(state)
                 self._pending.setdefault(call.id, deque()).append(state)
-        elif isinstance(event, Compaction) and self.block is None and self.config.guard_enabled:
-            self.guard.arm()
+        elif isinstance(event, Compaction):
+            self.flush()
+            if self.block is None and self.config.guard_enabled:
+                self.guard.arm()
         return None
 
     def finish(self) -> None:
@@ -151,7 +161,11 @@ class Replay:
         if not cfg.records_history:
             return
         state.detected = True
-        if cfg.detection_enabled:
+        if self.observe:
+            scoped = self.history.scoped(call.run)
+            sig = signals(scoped, call.tool, state.args_hash, call.arguments, self.profile.unknown_tool_detector)
+            self.observed.append((call, state.args_hash, sig))
+        elif cfg.detection_enabled:
             scoped = self.history.scoped(call.run)
             sig = signals(scoped, call.tool, state.args_hash, call.arguments, self.profile.unknown_tool_detector)
             decision = decide(sig, call.tool, state.args_hash, cfg, self.profile)
@@ -172,7 +186,10 @@ class Replay:
         self.history.record_outcome(call.tool, state.args_hash, call.id, call.run, state.result_hash,
                                     state.unknown_tool)
         count = self.guard.observe(call.tool, state.args_hash, state.result_hash)
-        if count is not None:
+        if count is not None and self.observe:
+            if self.first_guard_abort is None:
+                self.first_guard_abort = (call, count)
+        elif count is not None:
             decision = Decision("critical", COMPACTION_LOOP, count, "")
             state.decision = decision
             self._fire(decision, call)
@@ -181,9 +198,7 @@ class Replay:
 
     def _should_emit(self, decision: Decision, call: ToolCall) -> bool:
         """Once per warning key per decade of its count (10, 20, ...; or at a lower threshold)."""
-        key = decision.warning_key
-        if self.profile.warning_key_per_run and call.run:
-            key = f"{call.run}:{key}"
+        key = emission_key(decision.warning_key, call.run, self.profile)
         bucket = decision.count // WARNING_BUCKET
         if bucket <= self._warned.get(key, -1):
             return False
@@ -195,3 +210,8 @@ class Replay:
             Firing(decision.detector, decision.level, call.index, call.id, call.tool, decision.count,
                    call.timestamp, call.line)
         )
+
+
+def emission_key(warning_key: str, run: str | None, profile: Profile) -> str:
+    """The key warning emission is counted under (per run where the profile keeps it per run)."""
+    return f"{run}:{warning_key}" if profile.warning_key_per_run and run else warning_key

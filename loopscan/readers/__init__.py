@@ -31,6 +31,8 @@ def open_events(path: str) -> Iterator[tuple[Iterator[Event], Diagnostics]]:
     with open_input(path) as stream:
         records = iter_records(stream, diag)
         head = list(itertools.islice(records, SNIFF_RECORDS))
+        if not head and not diag.notes:
+            diag.note(None, "empty file: no entries")
         reader = _detect(path, head)
         yield reader.events(itertools.chain(head, records), diag), diag
 

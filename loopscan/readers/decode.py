@@ -56,7 +56,7 @@ class LineDecoder:
 
     def _repair(self, lineno: int, obj: Any, diag: Diagnostics) -> T | None:
         if not isinstance(obj, dict):
-            diag.bad_line(lineno, f"not a JSON object (a JSON {_kind(obj)})")
+            diag.bad_line(lineno, f"not a JSON object (a JSON {json_kind(obj)})")
             return None
         for _ in range(MAX_REPAIRS):
             try:
@@ -71,8 +71,9 @@ class LineDecoder:
                 reason = message[: path.start()]
                 diag.note(lineno, f"{path.group(1)[2:] or 'entry'}: {reason}; ignored that field")
             except RecursionError:
-                break
-        diag.bad_line(lineno, "entry nested too deeply to use")
+                diag.bad_line(lineno, "entry nested too deeply to use")
+                return None
+        diag.bad_line(lineno, f"more than {MAX_REPAIRS} fields of the wrong type; entry not used")
         return None
 
 
@@ -84,12 +85,16 @@ def _generic_loads(lineno: int, raw: bytes, diag: Diagnostics) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        diag.bad_line(lineno, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
-        return _BAD
+        # Kept, the way Node (OpenClaw) reads it: each invalid byte becomes U+FFFD.
+        text = raw.decode("utf-8", "replace")
+        diag.repaired_fields += 1
+        diag.note(lineno, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); read with U+FFFD")
     try:
         return json.loads(text, parse_float=JSFloat, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()) and not raw.endswith(b"\n"):
+        if "\x00" in text:
+            diag.bad_line(lineno, "NUL bytes instead of a line (was the file cut off by a crash?)")
+        elif exc.pos >= len(text.rstrip()) and not raw.endswith(b"\n"):
             diag.bad_line(lineno, "truncated last line (was the session still being written?)")
         else:
             diag.bad_line(lineno, f"invalid JSON ({exc.msg} at column {exc.colno})")
@@ -130,7 +135,7 @@ def _null_at(obj: Any, path: str) -> bool:
     return False
 
 
-def _kind(obj: Any) -> str:
+def json_kind(obj: Any) -> str:
     if isinstance(obj, list):
         return "array"
     if isinstance(obj, str):

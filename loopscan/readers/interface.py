@@ -42,9 +42,12 @@ class Diagnostics:
         self.bad_lines += 1
         self.note(line, message)
 
-    def skipped(self, kind: str) -> None:
+    def skipped(self, line: int, kind: str) -> None:
+        """An entry of a kind loopscan does not read: counted; the first of each kind is noted."""
         self.skipped_entries += 1
         self.skipped_kinds[kind] += 1
+        if self.skipped_kinds[kind] == 1:
+            self.note(line, f"skipped an entry of unknown {kind.replace(':', ' ', 1)} (further ones only counted)")
 
 
 class Reader(Protocol):

@@ -21,7 +21,7 @@ from loopscan.events import (
     ToolResult,
     UserMessage,
 )
-from loopscan.readers.decode import JSFloat, LineDecoder
+from loopscan.readers.decode import JSFloat, LineDecoder, json_kind
 from loopscan.readers.interface import Diagnostics
 from loopscan.timeutil import parse_iso
 
@@ -31,8 +31,8 @@ from loopscan.timeutil import parse_iso
 class _Block(msgspec.Struct):
     type: Any = None
     text: Any = None
-    id: Any = None
-    name: Any = None
+    id: str | None = None
+    name: str | None = None
     arguments: Any = None
 
 
@@ -40,7 +40,7 @@ class _Cost(msgspec.Struct):
     total: Any = None
 
 
-class _Usage(msgspec.Struct):
+class _Usage(msgspec.Struct):  # numbers stay untyped: a digit string is still read (see _numeric)
     input: Any = None
     output: Any = None
     cacheRead: Any = None
@@ -49,39 +49,39 @@ class _Usage(msgspec.Struct):
 
 
 class _RunTag(msgspec.Struct):
-    runId: Any = None
+    runId: str | None = None
 
 
 class _Message(msgspec.Struct):
-    role: Any = None
+    role: str | None = None
     content: str | list[_Block | None] | None = None
-    toolCallId: Any = None
-    toolName: Any = None
+    toolCallId: str | None = None
+    toolName: str | None = None
     details: Any = None
-    isError: Any = None
+    isError: bool | None = None
     usage: _Usage | None = None
-    stopReason: Any = None
-    errorMessage: Any = None
-    model: Any = None
-    provider: Any = None
-    timestamp: Any = None
+    stopReason: str | None = None
+    errorMessage: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    timestamp: Any = None  # epoch ms; an ISO string falls back to the entry's timestamp
     openclaw: _RunTag | None = msgspec.field(default=None, name="__openclaw")
 
 
 class _Entry(msgspec.Struct):
-    type: Any = None
-    id: Any = None
+    type: Any = None  # not typed: an odd type is an unknown entry (skipped, counted, noted)
+    id: str | None = None
     timestamp: Any = None
-    version: Any = None
-    cwd: Any = None
-    parentSession: Any = None
+    version: int | None = None
+    cwd: str | None = None
+    parentSession: str | None = None
     message: _Message | None = None
-    customType: Any = None
+    customType: str | None = None
     data: Any = None
-    tokensBefore: Any = None
-    fromHook: Any = None
-    provider: Any = None
-    modelId: Any = None
+    tokensBefore: Any = None  # numbers stay untyped: a digit string is still read (see _numeric)
+    fromHook: bool | None = None
+    provider: str | None = None
+    modelId: str | None = None
 
 
 # Entry types that carry nothing loopscan uses, but are known (not "unknown, skipped").
@@ -118,6 +118,7 @@ class _OpenClawStream:
         self.run = "run-0"
         self.calls = 0
         self.call_ids: set[str] = set()
+        self.awaiting: dict[str | None, list[int]] = {}  # call id -> lines of its calls still without a result
         self.header_seen = False
 
     def stream(self, records: Iterator[tuple[int, bytes | Any]]) -> Iterator[Event]:
@@ -141,26 +142,29 @@ class _OpenClawStream:
                 if entry.customType == PROMPT_ERROR:
                     yield self._prompt_error(lineno, entry)
             elif kind == "compaction":
+                tokens_before = self._numeric(lineno, "tokensBefore", entry.tokensBefore)
                 yield Compaction(
-                    lineno, _when(entry, None), _int_or_none(entry.tokensBefore), entry.fromHook is True
+                    lineno, _when(entry, None), None if tokens_before is None else int(tokens_before), entry.fromHook is True
                 )
             elif kind == "model_change":
-                yield ModelChange(lineno, _when(entry, None), _str(entry.provider), _str(entry.modelId))
+                yield ModelChange(lineno, _when(entry, None), entry.provider, entry.modelId)
             elif kind == "session":
                 diag.note(lineno, "a second session header; ignored")
             elif kind not in _KNOWN_QUIET:
-                diag.skipped(f"type:{kind}" if isinstance(kind, str) else "type:(none)")
+                diag.skipped(lineno, f"type:{kind}" if isinstance(kind, str) else "type:(none)")
+        for call_id, lines in self.awaiting.items():
+            for line in lines:
+                call = "a tool call without an id" if call_id is None else f"tool call {call_id!r}"
+                diag.note(line, f"{call} has no result (the session was cut short, or the result was lost)")
 
     def _header(self, lineno: int, entry: _Entry) -> SessionMeta:
         if entry.type != "session":
             self.diag.note(lineno, "no session header on the first line; format version unknown")
             return SessionMeta("openclaw", None, None, None)
-        version = entry.version if isinstance(entry.version, int) and not isinstance(entry.version, bool) else 1
+        version = 1 if entry.version is None else entry.version  # v1 headers carry no version
         if version > MAX_KNOWN_VERSION:
             self.diag.note(lineno, f"session format version {version}: read as version 3")
-        return SessionMeta(
-            "openclaw", version, _str(entry.id), _str(entry.timestamp), _str(entry.cwd), _str(entry.parentSession)
-        )
+        return SessionMeta("openclaw", version, entry.id, _str(entry.timestamp), entry.cwd, entry.parentSession)
 
     def _message(self, lineno: int, entry: _Entry) -> Event | None:
         msg = entry.message
@@ -181,7 +185,7 @@ class _OpenClawStream:
                 self.run = explicit
             return UserMessage(lineno, _when(entry, msg), self.run)
         if role not in _QUIET_ROLES:
-            self.diag.skipped(f"role:{role}" if isinstance(role, str) else "role:(none)")
+            self.diag.skipped(lineno, f"role:{role}" if isinstance(role, str) else "role:(none)")
         return None
 
     def _assistant(self, lineno: int, entry: _Entry, msg: _Message) -> ModelTurn:
@@ -196,14 +200,18 @@ class _OpenClawStream:
             self.diag.note(lineno, "assistant message without content")
         usage = msg.usage
         if usage is None:
+            self.diag.note(lineno, "assistant message without usage; counted as 0 tokens")
             tokens = (0, 0, 0, 0)
             cost = None
         else:
-            tokens = (_int(usage.input), _int(usage.output), _int(usage.cacheRead), _int(usage.cacheWrite))
-            total = usage.cost.total if usage.cost is not None else None
-            cost = float(total) if _is_number(total) else None
-        model = _str(msg.model)
-        provider = _str(msg.provider)
+            tokens = tuple(
+                _int(self._numeric(lineno, f"usage.{name}", getattr(usage, name)))
+                for name in ("input", "output", "cacheRead", "cacheWrite")
+            )
+            total = self._numeric(lineno, "usage.cost.total", usage.cost.total) if usage.cost is not None else None
+            cost = float(total) if total is not None else None
+        model = msg.model
+        provider = msg.provider
         return ModelTurn(
             lineno,
             when,
@@ -212,20 +220,23 @@ class _OpenClawStream:
             provider,
             *tokens,
             cost,
-            _str(msg.stopReason),
-            _str(msg.errorMessage),
+            msg.stopReason,
+            msg.errorMessage,
             model not in _NOT_MODEL_OUTPUT,
             tuple(calls),
         )
 
     def _call(self, lineno: int, block: _Block, run: str, when: float | None) -> ToolCall:
         self.calls += 1
-        raw_name = block.name if isinstance(block.name, str) else ""
-        call_id = block.id if isinstance(block.id, str) else None
-        if call_id is not None:
+        raw_name = block.name or ""
+        call_id = block.id
+        if call_id is None:
+            self.diag.note(lineno, "tool call without an id")
+        else:
             if call_id in self.call_ids:
                 self.diag.note(lineno, f"tool call id {call_id!r} used twice")
             self.call_ids.add(call_id)
+        self.awaiting.setdefault(call_id, []).append(lineno)
         return ToolCall(
             self.calls, call_id, normalize_tool_name(raw_name), raw_name, self._arguments(lineno, block), run, when, lineno
         )
@@ -241,9 +252,11 @@ class _OpenClawStream:
             try:
                 parsed = json.loads(args, parse_float=JSFloat)
             except (ValueError, RecursionError):
+                self.diag.note(lineno, "tool call arguments are a string that is not JSON; kept as text")
                 return args
             self.diag.note(lineno, "tool call arguments are a JSON string; parsed")
             return parsed
+        self.diag.note(lineno, f"tool call arguments are a JSON {json_kind(args)}, not an object; kept as they are")
         return args
 
     def _tool_result(self, lineno: int, entry: _Entry, msg: _Message) -> ToolResult:
@@ -253,18 +266,40 @@ class _OpenClawStream:
             texts = tuple(
                 b.text for b in content if b is not None and isinstance(b.type, str) and isinstance(b.text, str)
             )
-        if msg.toolCallId is None:
+        elif content is None:
+            self.diag.note(lineno, "tool result without content")
+        call_id = msg.toolCallId
+        if call_id is None:
             self.diag.note(lineno, "tool result without toolCallId")
+        lines = self.awaiting.get(call_id)
+        if lines:
+            lines.pop(0)
+            if not lines:
+                del self.awaiting[call_id]
+        elif call_id is not None:
+            again = "a second result for" if call_id in self.call_ids else "no earlier tool call has"
+            self.diag.note(lineno, f"tool result for call id {call_id!r}: {again} that id")
         return ToolResult(
             lineno,
             _when(entry, msg),
-            _str(msg.toolCallId),
-            _str(msg.toolName),
+            call_id,
+            msg.toolName,
             texts,
             msg.details,
             msg.isError is True,
             isinstance(content, list),
         )
+
+    def _numeric(self, lineno: int, name: str, value: Any) -> Any:
+        """A number field as written, or None when absent. A string of digits is read as its number,
+        anything else as absent; both are noted."""
+        if value is None or _is_number(value):
+            return value
+        number = int(value) if isinstance(value, str) and value.strip().isdigit() else None
+        self.diag.repaired_fields += 1
+        read_as = "absent" if number is None else number
+        self.diag.note(lineno, f"{name} is a {json_kind(value)}, not a number; read as {read_as}")
+        return number
 
     def _prompt_error(self, lineno: int, entry: _Entry) -> PromptError:
         data = entry.data if isinstance(entry.data, dict) else {}
@@ -281,7 +316,7 @@ class _OpenClawStream:
 
 def _run_tag(msg: _Message) -> str | None:
     tag = msg.openclaw
-    if tag is not None and isinstance(tag.runId, str) and tag.runId.strip():
+    if tag is not None and tag.runId is not None and tag.runId.strip():
         return tag.runId.strip()
     return None
 
@@ -298,15 +333,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _int(value: Any) -> int:
-    if _is_number(value):
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return 0
-
-
-def _int_or_none(value: Any) -> int | None:
-    return int(value) if _is_number(value) else None
+    return int(value) if _is_number(value) else 0
 
 
 def _str(value: Any) -> str | None:

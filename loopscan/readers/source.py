@@ -24,6 +24,7 @@ from loopscan.readers.interface import Diagnostics, ReadError
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_LINE_BYTES = 32 << 20  # longer lines are streamed with ijson instead of held as bytes
 SNIFF_BYTES = 4096
+OVERSIZE_CHUNK = 8 << 20  # ijson's read size for an oversize line: yajl re-scans a long token per chunk
 _TRUNCATED = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
@@ -65,7 +66,7 @@ def open_input(path: str) -> Iterator[BinaryIO]:
                 head = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]
             except _TRUNCATED as exc:
                 raise ReadError(f"{path}: damaged gzip file ({exc})") from None
-        if b"\x00" in head:
+        if b"\x00" in head.split(b"\n", 1)[0]:  # a NUL tail after a crash still leaves the lines before it
             raise ReadError(f"{path}: binary data (NUL bytes), not a JSONL transcript")
         yield stream
     finally:
@@ -97,7 +98,7 @@ def iter_records(stream: BinaryIO, diag: Diagnostics) -> Iterator[tuple[int, byt
                 continue
             yield lineno, line
     except _TRUNCATED as exc:
-        diag.note(lineno + 1, f"file ends abruptly (truncated gzip: {exc}); reported what was read")
+        diag.bad_line(lineno + 1, f"file ends abruptly (truncated gzip: {exc}); reported what was read")
 
 
 def _array_items(stream: BinaryIO, diag: Diagnostics) -> Iterator[tuple[int, Any]]:
@@ -114,23 +115,24 @@ class _RestOfLine(io.RawIOBase):
     """A file-like view of the current line only: starts with `first`, stops after its newline."""
 
     def __init__(self, first: bytes, stream: BinaryIO):
-        self._pending = first
+        self._pending = memoryview(first)
         self._stream = stream
         self._done = first.endswith(b"\n")
 
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int = -1) -> bytes:
-        if self._pending:
-            out, self._pending = self._pending, b""
-            return out
-        if self._done:
-            return b""
-        chunk = self._stream.readline(size if size and size > 0 else 1 << 20)
-        if not chunk or chunk.endswith(b"\n"):
-            self._done = True
-        return chunk
+    def readinto(self, buffer: Any) -> int:
+        """The next bytes of the line (ijson's C backend reads through readinto, not read)."""
+        size = len(buffer)
+        if not self._pending and not self._done and size:
+            chunk = self._stream.readline(size)
+            if not chunk or chunk.endswith(b"\n"):
+                self._done = True
+            self._pending = memoryview(chunk)
+        out, self._pending = self._pending[:size], self._pending[size:]
+        buffer[: len(out)] = out
+        return len(out)
 
     def drain(self) -> None:
         while self.read(1 << 20):
@@ -141,9 +143,10 @@ def _oversize_line(first: bytes, stream: BinaryIO, lineno: int, diag: Diagnostic
     """Decode a line longer than MAX_LINE_BYTES by streaming it through ijson."""
     rest = _RestOfLine(first, stream)
     try:
-        return next(ijson.items(rest, "", use_float=False))
+        return next(ijson.items(rest, "", use_float=False, buf_size=OVERSIZE_CHUNK))
     except (ijson.JSONError, StopIteration, UnicodeDecodeError, RecursionError) as exc:
-        diag.bad_line(lineno, f"invalid JSON in an oversize line ({exc or 'no value'})")
+        reason = " ".join(str(exc).split()) or "no value"  # yajl's message spans lines and quotes the input
+        diag.bad_line(lineno, f"invalid JSON in an oversize line ({reason})")
         return None
     finally:
         rest.drain()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -25,30 +26,40 @@ def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
 def render_table(doc: dict[str, Any], console: Console) -> None:
-    table = Table(title="loopscan audit — sessions ranked by tokens after the block", title_justify="left")
-    for name, right in (("#", True), ("session", False), ("agent", False), ("started", False), ("calls", True),
-                        ("tokens", True), ("worst repeat", False), ("first warning", False), ("block", False),
-                        ("tokens after", True), ("cost after", True)):
-        table.add_column(name, justify="right" if right else "left", overflow="fold")
+    table = Table(title="loopscan audit: sessions ranked by tokens after the block", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    columns = (("#", "right"), ("session", "left"), ("agent", "left"), ("started", "left"), ("calls", "right"),
+               ("tokens", "right"), ("first warning", "left"), ("block", "left"), ("tokens after", "right"),
+               ("cost after", "right"), ("worst repeat", "left"))
+    for name, justify in columns:
+        table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
+                         max_width={"session": 32, "worst repeat": 48}.get(name))
     for i, row in enumerate(doc["sessions"], 1):
+        name = Text(_name(row["path"]))
         if row["error"]:
-            table.add_row(str(i), Text(row["path"]), row["agent_id"] or "—", "—", "—", "—",
-                          Text(f"error: {row['error']}", style="red"), "", "", "", "")
+            reason = row["error"].split(": ", 1)[-1]
+            table.add_row(str(i), name, row["agent_id"] or "—", "—", "—", "—", "—", "—", "—", "—",
+                          Text(f"unreadable: {reason}", style="red"))
             continue
         worst, warn, block = row["worst_repeat"], row["first_warning"], row["block"]
+        started = row["started_at"] or ""
         table.add_row(
             str(i),
-            Text(str(row["session_id"])[:18]),
+            name,
             Text(row["agent_id"] or "—"),
-            (row["started_at"] or "—")[:16],
+            f"{started[5:10]} {started[11:16]}" if started else "—",
             _n(row["tool_calls"]),
             _n(row["total_tokens"]),
-            Text(f"{worst['count']}× {worst['key'][:60]}") if worst else "—",
             f"{warn['detector']} @{warn['call_index']}" if warn else "—",
             Text(f"{block['detector']} @{block['call_index']}", style="red") if block else "—",
             _n(block["tokens_after"]) if block else "—",
             f"${block['cost_after_usd']:.2f}" if block and block["cost_after_usd"] is not None else "—",
+            Text(f"{worst['count']}× {worst['key']}") if worst else "—",
         )
     console.print(table)
     t = doc["totals"]

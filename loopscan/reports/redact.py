@@ -29,11 +29,17 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"), MARK),
     # name=value / name: value / "name": "value" for password-, token- and key-like names
     (re.compile(
-        r"(?P<keep>[\"']?\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+        r"(?P<keep>[\"']?\b[A-Za-z0-9_.-]*(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
         r"private[_-]?key|client[_-]?secret)[A-Za-z0-9_.-]*[\"']?\s*(?:=|:)\s*[\"']?)"
         r"(?!\[REDACTED\])(?!\d+\b)[^\s\"'&,;}]{3,}",
         re.I,
     ), rf"\g<keep>{MARK}"),
+    # --password VALUE, --token VALUE (space-separated flags)
+    (re.compile(r"(?P<keep>--(?:password|pass|passwd|token|api-key|apikey|secret|access-key)\s+)(?!\[REDACTED\])[^\s\"']+", re.I),
+     rf"\g<keep>{MARK}"),
+    # mysql / mariadb -pSECRET
+    (re.compile(r"(?P<keep>\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p)(?!\[REDACTED\])[^\s\"']+"),
+     rf"\g<keep>{MARK}"),
 ]
 
 

@@ -1,0 +1,380 @@
+"""Threshold what-if over many sessions, without replaying once per config.
+
+Detection never changes the history (only a block ends a replay), and the per-call streak signals
+depend only on the profile, the history size and run scoping, not on any threshold. So each session
+is replayed once per (profile, historySize) in observe mode, its per-call signals kept as a polars
+table, and every threshold combination is evaluated over that table at once: the first call where a
+critical rule fires, in the engine's rule order, respecting detector switches, and the warnings that
+would have been emitted before it. A grid row equals what `analyze` reports for that config.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopscan.analysis.session import SessionAnalyzer, agent_from_path
+from loopscan.engine.config import DETECTOR_SWITCHES, ConfigRequest, LoopConfig
+from loopscan.engine.profiles import get_profile
+from loopscan.engine.detect import warning_keys
+from loopscan.engine.replay import COMPACTION_LOOP, WARNING_BUCKET, emission_key
+from loopscan.readers import ReadError, open_events
+
+# decision codes, in the engine's rule order (detector.md section 6)
+RULES = (
+    ("unknown_tool_repeat", "critical"),
+    ("global_circuit_breaker", "critical"),
+    ("known_poll_no_progress", "critical"),
+    ("known_poll_no_progress", "warning"),
+    ("ping_pong", "critical"),
+    ("ping_pong", "warning"),
+    ("generic_repeat", "critical"),
+    ("generic_repeat", "warning"),
+)
+CRITICAL_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "critical"]
+WARNING_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "warning"]
+
+
+def parse_values(text: str | None, default: int) -> list[int]:
+    """`5:15` (inclusive, step 1), `10:40:5`, `20,30,40`, `25`; None -> [default]."""
+    if text is None:
+        return [default]
+    values: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if ":" in part:
+            bits = [int(b) for b in part.split(":")]
+            if len(bits) not in (2, 3) or (len(bits) == 3 and bits[2] <= 0):
+                raise ValueError(f"bad range {part!r} (use START:END or START:END:STEP)")
+            start, end, step = bits[0], bits[1], bits[2] if len(bits) == 3 else 1
+            values.extend(range(start, end + 1, step))
+        else:
+            values.append(int(part))
+    if not values:
+        raise ValueError(f"no values in {text!r}")
+    return sorted(set(values))
+
+
+@dataclass(frozen=True)
+class GridAxes:
+    warning: list[int] | None = None
+    critical: list[int] | None = None
+    global_: list[int] | None = None
+    unknown: list[int] | None = None
+    history: list[int] | None = None
+    profiles: list[str] = field(default_factory=lambda: ["openclaw-2026.6"])
+    detector_sets: list[dict[str, bool]] | None = None  # None: the base config's switches
+
+
+@dataclass
+class GridConfig:
+    """One resolved config of the grid, and the raw combinations that clamped into it."""
+
+    config: LoopConfig
+    asked: list[dict[str, int]]
+
+    def key(self) -> tuple:
+        c = self.config
+        return (c.profile, c.historySize, c.warningThreshold, c.criticalThreshold,
+                c.globalCircuitBreakerThreshold, c.unknownToolThreshold, tuple(sorted(c.detectors.items())))
+
+
+def build_grid(axes: GridAxes, request: ConfigRequest) -> list[GridConfig]:
+    """Every combination, resolved with OpenClaw's rules; combinations that resolve alike are merged."""
+    base = request.resolve()
+    dims = {
+        "warningThreshold": axes.warning or [base.warningThreshold],
+        "criticalThreshold": axes.critical or [base.criticalThreshold],
+        "globalCircuitBreakerThreshold": axes.global_ or [base.globalCircuitBreakerThreshold],
+        "unknownToolThreshold": axes.unknown or [base.unknownToolThreshold],
+        "historySize": axes.history or [base.historySize],
+    }
+    detector_sets = axes.detector_sets or [dict(base.detectors)]
+    merged: dict[tuple, GridConfig] = {}
+    for profile in axes.profiles:
+        get_profile(profile)
+        for values in itertools.product(*dims.values()):
+            asked = dict(zip(dims, values))
+            for switches in detector_sets:
+                req = ConfigRequest(document=request.document, source=request.source,
+                                    overrides={**request.overrides, **asked, "detectors": switches},
+                                    profile=profile, agent=request.agent)
+                cfg = GridConfig(req.resolve(), [asked | {"detectors": switches}])
+                existing = merged.get(cfg.key())
+                if existing:
+                    existing.asked.extend(cfg.asked)
+                else:
+                    merged[cfg.key()] = cfg
+    return list(merged.values())
+
+
+# --- observing sessions -------------------------------------------------------------------------
+
+def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int]]) -> dict[str, Any]:
+    """Replay one session once per (profile, historySize) in observe mode, reading the file once.
+
+    Returns small columns: per evaluated call its signals and what a block there would save."""
+    agent = agent_from_path(path)
+    analyzers = {}
+    for profile, history in variants:
+        cfg = ConfigRequest(document=request.document, source=request.source,
+                            overrides={**request.overrides, "historySize": history}, profile=profile,
+                            agent=request.agent).resolve(agent)
+        analyzers[(profile, history)] = SessionAnalyzer(path, cfg, observe=True)
+    try:
+        with open_events(path) as (events, diag):
+            for event in events:
+                for analyzer in analyzers.values():
+                    analyzer.feed(event)
+    except (ReadError, OSError) as exc:
+        return {"path": path, "error": str(exc)}
+    out: dict[str, Any] = {"path": path, "error": None, "variants": {}}
+    for variant, analyzer in analyzers.items():
+        result = analyzer.result(diag)
+        totals = analyzer.turn_totals
+        total_tokens = result.summary["total_tokens"]
+        total_cost = result.summary["cost_usd"] or 0.0
+        calls = result.summary["tool_calls"]
+        last_ts = analyzer.last_ts
+        replay = analyzer.replay
+        cols: dict[str, list] = {k: [] for k in (
+            "idx", "unknown", "np", "pp", "ev", "recent", "kp", "key_generic", "key_poll", "key_pp",
+            "tokens_after", "cost_after", "calls_after", "seconds_after")}
+        for call, args_hash, sig in replay.observed:
+            _, tokens_then, cost_then = totals.get(call.line, (None, 0, 0.0))
+            keys = warning_keys(sig, call.tool, args_hash)
+            cols["idx"].append(call.index)
+            cols["unknown"].append(sig.unknown_count)
+            cols["np"].append(sig.no_progress)
+            cols["pp"].append(sig.ping_pong)
+            cols["ev"].append(sig.ping_pong_evidence)
+            cols["recent"].append(sig.recent)
+            cols["kp"].append(sig.known_poll)
+            cols["key_generic"].append(emission_key(keys.generic, call.run, replay.profile))
+            cols["key_poll"].append(emission_key(keys.poll, call.run, replay.profile))
+            cols["key_pp"].append(emission_key(keys.ping_pong, call.run, replay.profile))
+            cols["tokens_after"].append(total_tokens - tokens_then)
+            cols["cost_after"].append(total_cost - cost_then)
+            cols["calls_after"].append(calls - call.index + 1)
+            cols["seconds_after"].append(last_ts - call.timestamp if last_ts is not None and call.timestamp is not None else None)
+        guard = None
+        if replay.first_guard_abort is not None and replay.config.guard_enabled:
+            call, count = replay.first_guard_abort
+            _, tokens_then, cost_then = totals.get(call.line, (None, 0, 0.0))
+            guard = {"idx": call.index, "count": count, "tokens_after": total_tokens - tokens_then,
+                     "cost_after": total_cost - cost_then, "calls_after": calls - call.index,
+                     "seconds_after": last_ts - call.timestamp if last_ts and call.timestamp else None}
+        out["variants"][variant] = {"columns": cols, "guard": guard, "total_tokens": total_tokens}
+    return out
+
+
+def observe_all(paths: list[str], request: ConfigRequest, variants: list[tuple[str, int]], jobs: int,
+                progress: Callable[[str, int], None] | None = None) -> list[dict[str, Any]]:
+    if jobs <= 1 or len(paths) <= 1:
+        results = []
+        for path in paths:
+            results.append(observe(path, request, variants))
+            if progress:
+                progress(path, 0)
+        return results
+    results = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(observe, p, request, variants): p for p in paths}
+        for future in as_completed(futures):
+            try:
+                results.append(future.result())
+            except Exception as exc:  # a worker died: that session is reported, the grid goes on
+                results.append({"path": futures[future], "error": f"{type(exc).__name__}: {exc}"})
+            if progress:
+                progress(futures[future], 0)
+    return results
+
+
+# --- evaluating the grid --------------------------------------------------------------------------
+
+def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: set[str]) -> list[dict[str, Any]]:
+    """One result row per grid config (same order as `grid`)."""
+    import polars as pl
+
+    sessions = [o for o in observed if o["error"] is None]
+    rows: list[dict[str, Any]] = []
+    by_variant: dict[tuple[str, int], list[int]] = {}
+    for i, g in enumerate(grid):
+        by_variant.setdefault((g.config.profile, g.config.historySize), []).append(i)
+    results: dict[int, dict[str, Any]] = {}
+    for variant, indices in by_variant.items():
+        frames = []
+        for sid, obs in enumerate(sessions):
+            v = obs["variants"][variant]
+            cols = v["columns"]
+            if cols["idx"]:
+                n = len(cols["idx"])
+                guard_idx = v["guard"]["idx"] if v["guard"] else None
+                frames.append(pl.DataFrame({"sid": [sid] * n, "guard_idx": [guard_idx] * n, **cols},
+                                           schema_overrides={"seconds_after": pl.Float64, "cost_after": pl.Float64,
+                                                             "guard_idx": pl.Int64}))
+        calls = pl.concat(frames) if frames else None
+        configs = pl.DataFrame({
+            "cfg": indices,
+            "W": [grid[i].config.warningThreshold for i in indices],
+            "C": [grid[i].config.criticalThreshold for i in indices],
+            "G": [grid[i].config.globalCircuitBreakerThreshold for i in indices],
+            "U": [grid[i].config.unknownToolThreshold for i in indices],
+            "gr": [grid[i].config.detectors["genericRepeat"] for i in indices],
+            "kpon": [grid[i].config.detectors["knownPollNoProgress"] for i in indices],
+            "ppon": [grid[i].config.detectors["pingPong"] for i in indices],
+        })
+        generic_critical = get_profile(variant[0]).generic_critical
+        decisions = _decisions(calls, configs, generic_critical) if calls is not None else None
+        for i in indices:
+            results[i] = _summarise(grid[i], i, decisions, sessions, variant, baseline)
+    for i in range(len(grid)):
+        rows.append(results[i])
+    return rows
+
+
+def _decisions(calls: Any, configs: Any, generic_critical: bool) -> Any:
+    """Per (config, session): the first critical call and the warnings emitted before it."""
+    import polars as pl
+
+    W, C, G, U = pl.col("W"), pl.col("C"), pl.col("G"), pl.col("U")
+    kp, np_, pp, rec = pl.col("kp"), pl.col("np"), pl.col("pp"), pl.col("recent")
+    poll = kp & pl.col("kpon")
+    generic = ~kp & pl.col("gr")
+    code = (
+        pl.when(pl.col("unknown") >= U).then(1)
+        .when(np_ >= G).then(2)
+        .when(poll & (np_ >= C)).then(3)
+        .when(poll & (np_ >= W)).then(4)
+        .when(pl.col("ppon") & (pp >= C) & pl.col("ev")).then(5)
+        .when(pl.col("ppon") & (pp >= W)).then(6)
+        .when(generic & (np_ >= C) & pl.lit(generic_critical)).then(7)
+        .when(generic & (rec >= W)).then(8)
+        .otherwise(0)
+    )
+    # rows that can never fire under any config of this batch are dropped before the cross join
+    floor_w = configs["W"].min()
+    floor_u = configs["U"].min()
+    candidates = calls.filter((pl.col("unknown") >= floor_u) | (np_ >= floor_w) | (pp >= floor_w) | (rec >= floor_w))
+    fired = (
+        candidates.lazy().join(configs.lazy(), how="cross")
+        .with_columns(code=code)
+        .filter(pl.col("code") > 0)
+        .collect()
+    )
+    crit = (
+        fired.filter(pl.col("code").is_in(CRITICAL_CODES))
+        .sort("idx")
+        .group_by(["cfg", "sid"], maintain_order=True)
+        .first()
+        .select("cfg", "sid", pl.col("idx").alias("block_idx"), pl.col("code").alias("block_code"),
+                pl.when(pl.col("code") == 1).then(pl.col("unknown"))
+                .when(pl.col("code") == 5).then(pl.col("pp")).otherwise(pl.col("np")).alias("block_count"),
+                "tokens_after", "cost_after", "calls_after", "seconds_after")
+    )
+    warn = (
+        fired.filter(pl.col("code").is_in(WARNING_CODES))
+        .join(crit.select("cfg", "sid", "block_idx"), on=["cfg", "sid"], how="left")
+        # warnings count up to the block: before the first critical (that call never runs), and up to
+        # and including the call whose outcome made the post-compaction guard abort
+        .filter((pl.col("idx") < pl.col("block_idx").fill_null(2**62)) & (pl.col("idx") <= pl.col("guard_idx").fill_null(2**62)))
+        .with_columns(
+            key=pl.when(pl.col("code") == 4).then(pl.col("key_poll"))
+            .when(pl.col("code") == 6).then(pl.col("key_pp")).otherwise(pl.col("key_generic")),
+            count=pl.when(pl.col("code") == 4).then(np_).when(pl.col("code") == 6).then(pp).otherwise(rec),
+        )
+        .with_columns(bucket=pl.col("count") // WARNING_BUCKET)
+        .sort("idx")
+        .with_columns(prev=pl.col("bucket").cum_max().shift(1).over(["cfg", "sid", "key"]).fill_null(-1))
+        .filter(pl.col("bucket") > pl.col("prev"))
+        .group_by(["cfg", "sid"])
+        .agg(pl.len().alias("warnings"), pl.col("idx").min().alias("first_warning"))
+    )
+    return crit, warn
+
+
+def _summarise(g: GridConfig, i: int, decisions: Any, sessions: list[dict[str, Any]],
+               variant: tuple[str, int], baseline: set[str]) -> dict[str, Any]:
+    crit_by: dict[int, dict[str, Any]] = {}
+    warn_by: dict[int, int] = {}
+    if decisions is not None:
+        crit, warn = decisions
+        for row in crit.filter(crit["cfg"] == i).iter_rows(named=True):
+            crit_by[row["sid"]] = row
+        for row in warn.filter(warn["cfg"] == i).iter_rows(named=True):
+            warn_by[row["sid"]] = row["warnings"]
+    per_session = []
+    totals = {"sessions_blocked": 0, "tokens_saved": 0, "calls_saved": 0, "seconds_saved": 0.0, "cost_saved_usd": 0.0,
+              "warnings": 0, "baseline_blocked": 0}
+    for sid, obs in enumerate(sessions):
+        v = obs["variants"][variant]
+        block = crit_by.get(sid)
+        guard = v["guard"]
+        if guard is not None and (block is None or guard["idx"] < block["block_idx"]):
+            block = {"block_idx": guard["idx"], "detector": COMPACTION_LOOP, "block_count": guard["count"],
+                     **{k: guard[k] for k in ("tokens_after", "cost_after", "calls_after", "seconds_after")}}
+        elif block is not None:
+            block = {**block, "detector": RULES[block["block_code"] - 1][0]}
+        totals["warnings"] += warn_by.get(sid, 0)
+        if block is None:
+            continue
+        totals["sessions_blocked"] += 1
+        totals["tokens_saved"] += block["tokens_after"]
+        totals["calls_saved"] += block["calls_after"]
+        totals["seconds_saved"] += block["seconds_after"] or 0.0
+        totals["cost_saved_usd"] += block["cost_after"] or 0.0
+        is_baseline = obs["path"] in baseline
+        totals["baseline_blocked"] += is_baseline
+        per_session.append({"path": obs["path"], "block_call_index": block["block_idx"], "detector": block["detector"],
+                            "count": block["block_count"], "tokens_saved": block["tokens_after"], "baseline": is_baseline})
+    totals["seconds_saved"] = round(totals["seconds_saved"], 3)
+    totals["cost_saved_usd"] = round(totals["cost_saved_usd"], 6)
+    return {"config": g.config.to_json(), "merged_from": len(g.asked), **totals, "sessions": per_session}
+
+
+def recommend(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Most tokens saved with no baseline session blocked; ties: the least aggressive config."""
+    safe = [r for r in rows if r["baseline_blocked"] == 0 and r["sessions_blocked"] > 0]
+    if not safe:
+        return None
+
+    def gentleness(r: dict[str, Any]) -> tuple:
+        c = r["config"]
+        return (r["tokens_saved"], c["criticalThreshold"], c["globalCircuitBreakerThreshold"],
+                c["warningThreshold"], c["unknownToolThreshold"], -r["warnings"])
+
+    best = max(safe, key=gentleness)
+    return {"config": best["config"], "snippet": snippet(best["config"])}
+
+
+def snippet(config: dict[str, Any]) -> str:
+    d = config["detectors"]
+    return (
+        "// openclaw.json — recommended by loopscan whatif"
+        f" (evaluated with profile {config['profile']})\n"
+        "{\n  tools: {\n    loopDetection: {\n      enabled: true,\n"
+        f"      historySize: {config['historySize']},\n"
+        f"      warningThreshold: {config['warningThreshold']},\n"
+        f"      criticalThreshold: {config['criticalThreshold']},\n"
+        f"      globalCircuitBreakerThreshold: {config['globalCircuitBreakerThreshold']},\n"
+        f"      unknownToolThreshold: {config['unknownToolThreshold']},\n"
+        "      detectors: { " + ", ".join(f"{k}: {'true' if d[k] else 'false'}" for k in DETECTOR_SWITCHES) + " },\n"
+        f"      postCompactionGuard: {{ windowSize: {config['postCompactionGuard']['windowSize']} }},\n"
+        "    },\n  },\n}\n"
+    )
+
+
+def rank_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Best rows first: no baseline blocked, then tokens saved, then the gentler config."""
+    return sorted(rows, key=lambda r: (r["baseline_blocked"] > 0, -r["tokens_saved"],
+                                       -r["config"]["criticalThreshold"], -r["config"]["warningThreshold"]))
+
+
+def default_jobs() -> int:
+    return os.cpu_count() or 1
