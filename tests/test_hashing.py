@@ -59,3 +59,8 @@ json_values = st.recursive(
 @given(json_values)
 def test_fast_path_equals_exact_recursive_form(value):
     assert stable_json(value) == _exact(value).encode("utf-8", "surrogatepass")
+
+
+def test_keys_sort_by_utf16_units_like_javascript():
+    # U+E000 sorts after U+10000 in code points but before it in UTF-16 (a surrogate pair starts D800)
+    assert stable_json({"\ue000": 1, "\U00010000": 2}) == '{"\U00010000":2,"\ue000":1}'.encode()

@@ -6,7 +6,10 @@ only small aggregates (memory stays flat whatever the file size). `analyze_path`
 
 from __future__ import annotations
 
+import heapq
 import re
+from array import array
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, Iterable
@@ -14,13 +17,14 @@ from typing import Any, Iterable
 from loopscan.engine.config import ConfigRequest, LoopConfig
 from loopscan.engine.hashing import stable_json
 from loopscan.engine.outcome import join_text
-from loopscan.engine.replay import Block, Replay
+from loopscan.engine.replay import Block, Firing, Replay
 from loopscan.events import (
     Compaction,
     Event,
     ModelTurn,
     PromptError,
     SessionMeta,
+    ToolCall,
     ToolResult,
     UserMessage,
 )
@@ -28,6 +32,10 @@ from loopscan.readers import Diagnostics, open_events
 from loopscan.timeutil import iso, parse_iso
 
 MAX_REPEATS = 20
+MAX_SERIES_POINTS = 2000  # a longer token series is reported bucketed (each bucket's peak turn)
+RECENT_TURNS = 256
+FINAL_STATE = {"stop": "completed", "length": "completed", "toolUse": "tool_pending", "error": "error",
+               "aborted": "aborted"}  # by the stop reason of the last model turn
 MAX_FAILURES = 200
 KEY_CHARS = 160
 MESSAGE_CHARS = 300
@@ -40,8 +48,16 @@ def agent_from_path(path: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _command(call: ToolCall) -> str | None:
+    """The command string of an exec call (exec repeats are grouped by command alone)."""
+    args = call.arguments
+    if call.tool == "exec" and isinstance(args, dict) and isinstance(args.get("command"), str):
+        return args["command"]
+    return None
+
+
 def repeat_key(tool: str, arguments: Any) -> str:
-    """How a call is grouped among repeats: the command for exec, else tool + short argument rendering."""
+    """How a repeat is shown: the command for exec, else tool + short argument rendering."""
     if tool == "exec" and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
         return _clip(arguments["command"])
     rendered = stable_json(arguments).decode("utf-8", "replace")
@@ -53,14 +69,48 @@ def _clip(text: str, limit: int = KEY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@dataclass
 class _Repeat:
-    tool: str
-    key: str
-    count: int
-    first_call: int
-    last_call: int
-    outcomes: set[str] = field(default_factory=set)
+    __slots__ = ("tool", "key", "count", "first_call", "last_call", "outcomes")
+
+    def __init__(self, tool: str, key: str, index: int):
+        self.tool, self.key, self.count, self.first_call, self.last_call = tool, key, 1, index, index
+        self.outcomes: set[int] = set()  # distinct outcomes, as 64-bit prefixes of their hashes
+
+
+class _TokenSeries:
+    """Context and output tokens per model turn, kept as compact arrays (8 bytes a number)."""
+
+    def __init__(self) -> None:
+        self.turn = array("q")
+        self.ts = array("d")
+        self.context = array("q")
+        self.output = array("q")
+        self.cumulative = array("q")
+
+    def add(self, turn: int, ts: float | None, context: int, output: int, cumulative: int) -> None:
+        self.turn.append(turn)
+        self.ts.append(ts if ts is not None else float("nan"))
+        self.context.append(context)
+        self.output.append(output)
+        self.cumulative.append(cumulative)
+
+    def rows(self, limit: int = MAX_SERIES_POINTS) -> list[dict[str, Any]]:
+        """All points, or for a longer series the peak-context turn of each of `limit` buckets."""
+        n = len(self.turn)
+        if n <= limit:
+            picks: Iterable[int] = range(n)
+        else:
+            picks = [max(range(i * n // limit, (i + 1) * n // limit), key=self.context.__getitem__) for i in range(limit)]
+        return [
+            {
+                "turn": self.turn[i],
+                "timestamp": iso(self.ts[i]) if self.ts[i] == self.ts[i] else None,
+                "context_tokens": self.context[i],
+                "output_tokens": self.output[i],
+                "cumulative_tokens": self.cumulative[i],
+            }
+            for i in picks
+        ]
 
 
 @dataclass
@@ -121,11 +171,19 @@ class SessionAnalyzer:
         self.turn_failures = self.aborted = self.prompt_errors = self.compactions = 0
         self.last_state = "empty"
         self.repeats: dict[tuple[str, str], _Repeat] = {}
-        self.tokens: list[dict[str, Any]] = []
+        self.series = _TokenSeries()
         self.failures: list[dict[str, Any]] = []
         self.failures_dropped = 0
-        self.turn_totals: dict[int, tuple[int, int, float]] = {}  # turn line -> turn no., tokens, cost so far
+        # (turn no., tokens so far, cost so far) of recent turns with calls, by line: the replay decides
+        # a batch when the next one arrives, so only the last few are ever looked up
+        self._recent: OrderedDict[int, tuple[int, int, float]] = OrderedDict()
         self._call_keys: dict[int, tuple[str, str]] = {}  # calls awaiting a result -> repeat key
+        self._firings: list[tuple[Firing, int, int]] = []  # firing, turn no., tokens so far
+        self._block_at: tuple[int, int, float] | None = None  # (turn no., tokens, cost) when the block came
+        # observe mode (what-if): per observed call, and for the first guard abort, the tokens and cost
+        # spent up to its turn
+        self.observed_spent: list[tuple[int, float]] = []
+        self.guard_spent: tuple[int, float] | None = None
 
     # --- the one pass -----------------------------------------------------------------------------
 
@@ -139,8 +197,11 @@ class SessionAnalyzer:
             self._result(event)  # feeds the replay itself: it needs the matched call back
             return
         if isinstance(event, ModelTurn):
+            self.replay.feed(event)  # first: its call states carry the args hashes the repeats use
             self._turn(event)
-        elif isinstance(event, UserMessage):
+            self._annotate()
+            return
+        if isinstance(event, UserMessage):
             self.runs.add(event.run)
         elif isinstance(event, PromptError):
             self.prompt_errors += 1
@@ -151,17 +212,36 @@ class SessionAnalyzer:
         elif isinstance(event, SessionMeta):
             self.meta = event
         self.replay.feed(event)
+        self._annotate()
+
+    def _annotate(self) -> None:
+        """Stamp what the replay just decided with the tokens spent up to the deciding call's turn."""
+        replay = self.replay
+        for firing in replay.firings[len(self._firings):]:
+            turn, tokens, _ = self._recent.get(firing.turn_line, (None, 0, 0.0))
+            self._firings.append((firing, turn, tokens))
+        if replay.block is not None and self._block_at is None:
+            self._block_at = self._recent.get(replay.block.turn_line, (None, 0, 0.0))
+        for call, _, _ in replay.observed[len(self.observed_spent):]:
+            self.observed_spent.append(self._spent(call.line))
+        if replay.first_guard_abort is not None and self.guard_spent is None:
+            self.guard_spent = self._spent(replay.first_guard_abort[0].line)
+
+    def _spent(self, turn_line: int) -> tuple[int, float]:
+        _, tokens, cost = self._recent.get(turn_line, (None, 0, 0.0))
+        return tokens, cost
 
     def _turn(self, turn: ModelTurn) -> None:
         if turn.calls:
             self.runs.add(turn.run)
-        for call in turn.calls:
+        for state in self.replay.batch if turn.calls else ():
+            call = state.call
             self.tool_calls += 1
-            key = repeat_key(call.tool, call.arguments)
-            self._call_keys[call.index] = (call.tool, key)
-            rep = self.repeats.get((call.tool, key))
+            group = (call.tool, _command(call) or state.args_hash)
+            self._call_keys[call.index] = group
+            rep = self.repeats.get(group)
             if rep is None:
-                self.repeats[(call.tool, key)] = _Repeat(call.tool, key, 1, call.index, call.index)
+                self.repeats[group] = _Repeat(call.tool, repeat_key(call.tool, call.arguments), call.index)
             else:
                 rep.count += 1
                 rep.last_call = call.index
@@ -180,17 +260,11 @@ class SessionAnalyzer:
         self.peak = max(self.peak, prompt)
         total = self.prompt + self.output
         if turn.calls:
-            self.turn_totals[turn.line] = (self.turns, total, self.cost or 0.0)
+            self._recent[turn.line] = (self.turns, total, self.cost or 0.0)
+            if len(self._recent) > RECENT_TURNS:
+                self._recent.popitem(last=False)
         if prompt or turn.output:
-            self.tokens.append(
-                {
-                    "turn": self.turns,
-                    "timestamp": iso(turn.timestamp),
-                    "context_tokens": prompt,
-                    "output_tokens": turn.output,
-                    "cumulative_tokens": total,
-                }
-            )
+            self.series.add(self.turns, turn.timestamp, prompt, turn.output, total)
         reason = turn.stop_reason
         if reason == "error":
             self.turn_failures += 1
@@ -198,17 +272,17 @@ class SessionAnalyzer:
         elif reason == "aborted":
             self.aborted += 1
             self._failure("aborted", self.turns, turn.timestamp, turn.error_message or "aborted")
-        self.last_state = {"stop": "completed", "length": "completed", "toolUse": "tool_pending",
-                           "error": "error", "aborted": "aborted"}.get(reason or "", "completed")
+        self.last_state = FINAL_STATE.get(reason, "completed")
 
     def _result(self, result: ToolResult) -> None:
         state = self.replay.feed(result)
+        self._annotate()
         if state is None:
             return
         call = state.call
         rep = self.repeats.get(self._call_keys.pop(call.index, ("", "")))
         if rep is not None and state.outcome is not None:
-            rep.outcomes.add(state.outcome)
+            rep.outcomes.add(hash(state.outcome))
         message = _tool_error(result)
         if message is not None:
             self.tool_errors += 1
@@ -227,6 +301,7 @@ class SessionAnalyzer:
     def result(self, diag: Diagnostics) -> SessionResult:
         replay = self.replay
         replay.finish()
+        self._annotate()
         meta = self.meta or SessionMeta("openclaw", None, None, None)
         started = parse_iso(meta.timestamp) or self.first_ts
         total = self.prompt + self.output
@@ -265,7 +340,7 @@ class SessionAnalyzer:
             "calls_without_result": replay.calls_without_result,
             "results_without_call": replay.orphan_results,
         }
-        repeats = sorted(self.repeats.values(), key=lambda r: (-r.count, r.first_call))
+        repeats = heapq.nsmallest(MAX_REPEATS, self.repeats.values(), key=lambda r: (-r.count, r.first_call))
         firings = [
             {
                 "detector": f.detector,
@@ -275,10 +350,10 @@ class SessionAnalyzer:
                 "tool": f.tool,
                 "count": f.count,
                 "timestamp": iso(f.timestamp),
-                "tokens_so_far": self.turn_totals.get(f.turn_line, (0, 0, 0.0))[1],
-                "turn": self.turn_totals.get(f.turn_line, (None, 0, 0.0))[0],
+                "tokens_so_far": tokens,
+                "turn": turn,
             }
-            for f in replay.firings
+            for f, turn, tokens in self._firings
         ]
         return SessionResult(
             path=self.path,
@@ -294,10 +369,10 @@ class SessionAnalyzer:
                     "first_call": r.first_call,
                     "last_call": r.last_call,
                 }
-                for r in repeats[:MAX_REPEATS]
+                for r in repeats
                 if r.count > 1
             ],
-            tokens=self.tokens,
+            tokens=self.series.rows(),
             failures=self.failures,
             firings=firings,
             block=self._block(replay.block, total),
@@ -308,7 +383,7 @@ class SessionAnalyzer:
     def _block(self, block: Block | None, total: int) -> dict[str, Any] | None:
         if block is None:
             return None
-        turn, tokens_then, cost_then = self.turn_totals.get(block.turn_line, (None, 0, 0.0))
+        turn, tokens_then, cost_then = self._block_at or (None, 0, 0.0)
         calls_after = self.tool_calls - block.call_index + (0 if block.call_ran else 1)
         return {
             "detector": block.detector,

@@ -34,15 +34,18 @@ RULES = (
     ("ping_pong", "warning"),
     ("generic_repeat", "critical"),
     ("generic_repeat", "warning"),
+    # loopscan's own (detect.decide): after OpenClaw's criticals, before its warnings
+    ("token_budget", "critical"),
+    ("iteration_budget", "critical"),
+    ("session_no_progress", "critical"),
+    ("session_no_progress", "warning"),
 )
 CRITICAL_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "critical"]
 WARNING_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "warning"]
 
 
-def parse_values(text: str | None, default: int) -> list[int]:
-    """`5:15` (inclusive, step 1), `10:40:5`, `20,30,40`, `25`; None -> [default]."""
-    if text is None:
-        return [default]
+def parse_values(text: str) -> list[int]:
+    """`5:15` (inclusive, step 1), `10:40:5`, `20,30,40`, `25`."""
     values: list[int] = []
     for part in text.split(","):
         part = part.strip()
@@ -68,6 +71,11 @@ class GridAxes:
     global_: list[int] | None = None
     unknown: list[int] | None = None
     history: list[int] | None = None
+    session_warning: list[int] | None = None
+    session_critical: list[int] | None = None
+    session_window: list[int] | None = None
+    token_budget: list[int] | None = None
+    max_iterations: list[int] | None = None
     profiles: list[str] = field(default_factory=lambda: ["openclaw-2026.6"])
     detector_sets: list[dict[str, bool]] | None = None  # None: the base config's switches
 
@@ -82,7 +90,12 @@ class GridConfig:
     def key(self) -> tuple:
         c = self.config
         return (c.profile, c.historySize, c.warningThreshold, c.criticalThreshold,
-                c.globalCircuitBreakerThreshold, c.unknownToolThreshold, tuple(sorted(c.detectors.items())))
+                c.globalCircuitBreakerThreshold, c.unknownToolThreshold, tuple(sorted(c.detectors.items())),
+                c.sessionWarning, c.sessionCritical, c.sessionWindow, c.tokenBudget, c.maxIterations)
+
+    def variant(self) -> tuple[str, int, int]:
+        """What the per-call signals depend on: one observe-replay per variant."""
+        return self.config.profile, self.config.historySize, self.config.sessionWindow
 
 
 def build_grid(axes: GridAxes, request: ConfigRequest) -> list[GridConfig]:
@@ -94,6 +107,11 @@ def build_grid(axes: GridAxes, request: ConfigRequest) -> list[GridConfig]:
         "globalCircuitBreakerThreshold": axes.global_ or [base.globalCircuitBreakerThreshold],
         "unknownToolThreshold": axes.unknown or [base.unknownToolThreshold],
         "historySize": axes.history or [base.historySize],
+        "sessionWarning": axes.session_warning or [base.sessionWarning],
+        "sessionCritical": axes.session_critical or [base.sessionCritical],
+        "sessionWindow": axes.session_window or [base.sessionWindow],
+        "tokenBudget": axes.token_budget or [base.tokenBudget],
+        "maxIterations": axes.max_iterations or [base.maxIterations],
     }
     detector_sets = axes.detector_sets or [dict(base.detectors)]
     merged: dict[tuple, GridConfig] = {}
@@ -116,17 +134,17 @@ def build_grid(axes: GridAxes, request: ConfigRequest) -> list[GridConfig]:
 
 # --- observing sessions -------------------------------------------------------------------------
 
-def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int]]) -> dict[str, Any]:
+def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int, int]]) -> dict[str, Any]:
     """Replay one session once per (profile, historySize) in observe mode, reading the file once.
 
     Returns small columns: per evaluated call its signals and what a block there would save."""
     agent = agent_from_path(path)
     analyzers = {}
-    for profile, history in variants:
+    for profile, history, window in variants:
         cfg = ConfigRequest(document=request.document, source=request.source,
-                            overrides={**request.overrides, "historySize": history}, profile=profile,
-                            agent=request.agent).resolve(agent)
-        analyzers[(profile, history)] = SessionAnalyzer(path, cfg, observe=True)
+                            overrides={**request.overrides, "historySize": history, "sessionWindow": window},
+                            profile=profile, agent=request.agent).resolve(agent)
+        analyzers[(profile, history, window)] = SessionAnalyzer(path, cfg, observe=True)
     try:
         with open_events(path) as (events, diag):
             for event in events:
@@ -137,17 +155,15 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int]]) 
     out: dict[str, Any] = {"path": path, "error": None, "variants": {}}
     for variant, analyzer in analyzers.items():
         result = analyzer.result(diag)
-        totals = analyzer.turn_totals
         total_tokens = result.summary["total_tokens"]
         total_cost = result.summary["cost_usd"] or 0.0
         calls = result.summary["tool_calls"]
         last_ts = analyzer.last_ts
         replay = analyzer.replay
         cols: dict[str, list] = {k: [] for k in (
-            "idx", "unknown", "np", "pp", "ev", "recent", "kp", "key_generic", "key_poll", "key_pp",
-            "tokens_after", "cost_after", "calls_after", "seconds_after")}
-        for call, args_hash, sig in replay.observed:
-            _, tokens_then, cost_then = totals.get(call.line, (None, 0, 0.0))
+            "idx", "unknown", "np", "pp", "ev", "recent", "kp", "stale", "tokens", "rounds", "key_generic",
+            "key_poll", "key_pp", "key_session", "tokens_after", "cost_after", "calls_after", "seconds_after")}
+        for (call, args_hash, sig), (tokens_then, cost_then) in zip(replay.observed, analyzer.observed_spent):
             keys = warning_keys(sig, call.tool, args_hash)
             cols["idx"].append(call.index)
             cols["unknown"].append(sig.unknown_count)
@@ -156,6 +172,10 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int]]) 
             cols["ev"].append(sig.ping_pong_evidence)
             cols["recent"].append(sig.recent)
             cols["kp"].append(sig.known_poll)
+            cols["stale"].append(sig.session_stale)
+            cols["tokens"].append(sig.tokens)
+            cols["rounds"].append(sig.rounds)
+            cols["key_session"].append(emission_key("session", call.run, replay.profile))
             cols["key_generic"].append(emission_key(keys.generic, call.run, replay.profile))
             cols["key_poll"].append(emission_key(keys.poll, call.run, replay.profile))
             cols["key_pp"].append(emission_key(keys.ping_pong, call.run, replay.profile))
@@ -166,7 +186,7 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int]]) 
         guard = None
         if replay.first_guard_abort is not None and replay.config.guard_enabled:
             call, count = replay.first_guard_abort
-            _, tokens_then, cost_then = totals.get(call.line, (None, 0, 0.0))
+            tokens_then, cost_then = analyzer.guard_spent or (0, 0.0)
             guard = {"idx": call.index, "count": count, "tokens_after": total_tokens - tokens_then,
                      "cost_after": total_cost - cost_then, "calls_after": calls - call.index,
                      "seconds_after": last_ts - call.timestamp if last_ts and call.timestamp else None}
@@ -174,7 +194,7 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int]]) 
     return out
 
 
-def observe_all(paths: list[str], request: ConfigRequest, variants: list[tuple[str, int]], jobs: int,
+def observe_all(paths: list[str], request: ConfigRequest, variants: list[tuple[str, int, int]], jobs: int,
                 progress: Callable[[str, int], None] | None = None) -> list[dict[str, Any]]:
     if jobs <= 1 or len(paths) <= 1:
         results = []
@@ -204,9 +224,9 @@ def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: s
 
     sessions = [o for o in observed if o["error"] is None]
     rows: list[dict[str, Any]] = []
-    by_variant: dict[tuple[str, int], list[int]] = {}
+    by_variant: dict[tuple[str, int, int], list[int]] = {}
     for i, g in enumerate(grid):
-        by_variant.setdefault((g.config.profile, g.config.historySize), []).append(i)
+        by_variant.setdefault(g.variant(), []).append(i)
     results: dict[int, dict[str, Any]] = {}
     for variant, indices in by_variant.items():
         frames = []
@@ -229,9 +249,12 @@ def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: s
             "gr": [grid[i].config.detectors["genericRepeat"] for i in indices],
             "kpon": [grid[i].config.detectors["knownPollNoProgress"] for i in indices],
             "ppon": [grid[i].config.detectors["pingPong"] for i in indices],
-        })
-        generic_critical = get_profile(variant[0]).generic_critical
-        decisions = _decisions(calls, configs, generic_critical) if calls is not None else None
+            "SW": [grid[i].config.sessionWarning for i in indices],
+            "SC": [grid[i].config.sessionCritical for i in indices],
+            "TB": [grid[i].config.tokenBudget for i in indices],
+            "MI": [grid[i].config.maxIterations for i in indices],
+        }, schema_overrides={"TB": pl.Int64, "MI": pl.Int64})
+        decisions = _decisions(calls, configs, get_profile(variant[0])) if calls is not None else None
         for i in indices:
             results[i] = _summarise(grid[i], i, decisions, sessions, variant, baseline)
     for i in range(len(grid)):
@@ -239,15 +262,17 @@ def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: s
     return rows
 
 
-def _decisions(calls: Any, configs: Any, generic_critical: bool) -> Any:
+def _decisions(calls: Any, configs: Any, profile: Any) -> Any:
     """Per (config, session): the first critical call and the warnings emitted before it."""
     import polars as pl
 
     W, C, G, U = pl.col("W"), pl.col("C"), pl.col("G"), pl.col("U")
     kp, np_, pp, rec = pl.col("kp"), pl.col("np"), pl.col("pp"), pl.col("recent")
+    stale, session_on = pl.col("stale"), pl.lit(profile.session_no_progress)
     poll = kp & pl.col("kpon")
     generic = ~kp & pl.col("gr")
-    code = (
+    generic_critical = profile.generic_critical
+    openclaw = (
         pl.when(pl.col("unknown") >= U).then(1)
         .when(np_ >= G).then(2)
         .when(poll & (np_ >= C)).then(3)
@@ -258,12 +283,29 @@ def _decisions(calls: Any, configs: Any, generic_critical: bool) -> Any:
         .when(generic & (rec >= W)).then(8)
         .otherwise(0)
     )
+    code = (  # detect.decide: OpenClaw's critical, else a budget or the session breaker, else a warning
+        pl.when(pl.col("base").is_in(CRITICAL_CODES)).then(pl.col("base"))
+        .when(pl.col("TB").is_not_null() & (pl.col("tokens") >= pl.col("TB"))).then(9)
+        .when(pl.col("MI").is_not_null() & (pl.col("rounds") > pl.col("MI"))).then(10)
+        .when(session_on & (stale >= pl.col("SC"))).then(11)
+        .when(pl.col("base") > 0).then(pl.col("base"))
+        .when(session_on & (stale >= pl.col("SW"))).then(12)
+        .otherwise(0)
+    )
     # rows that can never fire under any config of this batch are dropped before the cross join
     floor_w = configs["W"].min()
     floor_u = configs["U"].min()
-    candidates = calls.filter((pl.col("unknown") >= floor_u) | (np_ >= floor_w) | (pp >= floor_w) | (rec >= floor_w))
+    maybe = (pl.col("unknown") >= floor_u) | (np_ >= floor_w) | (pp >= floor_w) | (rec >= floor_w)
+    if profile.session_no_progress:
+        maybe = maybe | (stale >= configs["SW"].min())
+    if configs["TB"].min() is not None:
+        maybe = maybe | (pl.col("tokens") >= configs["TB"].min())
+    if configs["MI"].min() is not None:
+        maybe = maybe | (pl.col("rounds") > configs["MI"].min())
+    candidates = calls.filter(maybe)
     fired = (
         candidates.lazy().join(configs.lazy(), how="cross")
+        .with_columns(base=openclaw)
         .with_columns(code=code)
         .filter(pl.col("code") > 0)
         .collect()
@@ -275,7 +317,10 @@ def _decisions(calls: Any, configs: Any, generic_critical: bool) -> Any:
         .first()
         .select("cfg", "sid", pl.col("idx").alias("block_idx"), pl.col("code").alias("block_code"),
                 pl.when(pl.col("code") == 1).then(pl.col("unknown"))
-                .when(pl.col("code") == 5).then(pl.col("pp")).otherwise(pl.col("np")).alias("block_count"),
+                .when(pl.col("code") == 5).then(pl.col("pp"))
+                .when(pl.col("code") == 9).then(pl.col("tokens"))
+                .when(pl.col("code") == 10).then(pl.col("rounds"))
+                .when(pl.col("code") == 11).then(stale).otherwise(pl.col("np")).alias("block_count"),
                 "tokens_after", "cost_after", "calls_after", "seconds_after")
     )
     warn = (
@@ -286,8 +331,10 @@ def _decisions(calls: Any, configs: Any, generic_critical: bool) -> Any:
         .filter((pl.col("idx") < pl.col("block_idx").fill_null(2**62)) & (pl.col("idx") <= pl.col("guard_idx").fill_null(2**62)))
         .with_columns(
             key=pl.when(pl.col("code") == 4).then(pl.col("key_poll"))
-            .when(pl.col("code") == 6).then(pl.col("key_pp")).otherwise(pl.col("key_generic")),
-            count=pl.when(pl.col("code") == 4).then(np_).when(pl.col("code") == 6).then(pp).otherwise(rec),
+            .when(pl.col("code") == 6).then(pl.col("key_pp"))
+            .when(pl.col("code") == 12).then(pl.col("key_session")).otherwise(pl.col("key_generic")),
+            count=pl.when(pl.col("code") == 4).then(np_).when(pl.col("code") == 6).then(pp)
+            .when(pl.col("code") == 12).then(stale).otherwise(rec),
         )
         .with_columns(bucket=pl.col("count") // WARNING_BUCKET)
         .sort("idx")

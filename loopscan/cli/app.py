@@ -192,6 +192,11 @@ def whatif(
     global_: Annotated[Optional[str], typer.Option("--global", help=f"globalCircuitBreakerThreshold values: {_RANGE}.")] = None,
     unknown: Annotated[Optional[str], typer.Option("--unknown", help=f"unknownToolThreshold values: {_RANGE}.")] = None,
     history: Annotated[Optional[str], typer.Option("--history", help=f"historySize values: {_RANGE}.")] = None,
+    session_warning: Annotated[Optional[str], typer.Option("--session-warning", help=f"session_no_progress warning values (loopscan profile): {_RANGE}.")] = None,
+    session_critical: Annotated[Optional[str], typer.Option("--session-critical", help=f"session_no_progress critical values: {_RANGE}.")] = None,
+    session_window: Annotated[Optional[str], typer.Option("--session-window", help=f"session_no_progress window values: {_RANGE}.")] = None,
+    token_budget: Annotated[Optional[str], typer.Option("--token-budget", help=f"token_budget values (session tokens): {_RANGE}.")] = None,
+    max_iterations: Annotated[Optional[str], typer.Option("--max-iterations", help=f"iteration_budget values (tool rounds per run): {_RANGE}.")] = None,
     profile: Annotated[str, typer.Option("--profile", help="Comma list of profiles to compare side by side.")] = "openclaw-2026.6",
     detectors: Annotated[Optional[list[str]], typer.Option("--detectors", help="A detector-switch variant (repeatable): comma list of the detectors kept on, or all / none.")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="openclaw.json whose values are the base of axes not given.")] = None,
@@ -214,11 +219,16 @@ def whatif(
         request = build_request(config=config, agent=agent, profile=profiles[0] if profiles else "", as_configured=False,
                                 detectors=None, no_detector=None)
         axes = wi.GridAxes(
-            warning=wi.parse_values(warning, 0) if warning else None,
-            critical=wi.parse_values(critical, 0) if critical else None,
-            global_=wi.parse_values(global_, 0) if global_ else None,
-            unknown=wi.parse_values(unknown, 0) if unknown else None,
-            history=wi.parse_values(history, 0) if history else None,
+            warning=_values(warning),
+            critical=_values(critical),
+            global_=_values(global_),
+            unknown=_values(unknown),
+            history=_values(history),
+            session_warning=_values(session_warning),
+            session_critical=_values(session_critical),
+            session_window=_values(session_window),
+            token_budget=_values(token_budget),
+            max_iterations=_values(max_iterations),
             profiles=profiles,
             detector_sets=[parse_detector_variant(v) for v in detectors] if detectors else None,
         )
@@ -229,7 +239,7 @@ def whatif(
     sessions = _discover(paths, include_archived, out)
     healthy = _discover(baseline, include_archived, out) if baseline else []
     todo = list(dict.fromkeys(sessions + healthy))
-    variants = sorted({(g.config.profile, g.config.historySize) for g in grid})
+    variants = sorted({g.variant() for g in grid})
     with out.progress(len(todo)) as advance:
         observed = wi.observe_all(todo, request, variants, jobs or wi.default_jobs(), advance)
     errors = [o["error"] for o in observed if o["error"]]
@@ -249,6 +259,12 @@ def whatif(
     else:
         out.write(lambda console: report.render_table(doc, console, top))
     raise typer.Exit(ExitStatus.OK)
+
+
+def _values(text: Optional[str]) -> Optional[list[int]]:
+    from loopscan.analysis.whatif import parse_values
+
+    return parse_values(text) if text else None
 
 
 def _output(format: Optional[Enum], output: Optional[Path]) -> Output:

@@ -34,6 +34,11 @@ THRESHOLD_FLAGS = {  # option -> config field
     "unknown": "unknownToolThreshold",
     "history": "historySize",
     "window": "windowSize",
+    "session_warning": "sessionWarning",
+    "session_critical": "sessionCritical",
+    "session_window": "sessionWindow",
+    "token_budget": "tokenBudget",
+    "max_iterations": "maxIterations",
 }
 
 DETECTOR_PARAMS = [
@@ -48,6 +53,12 @@ DETECTOR_PARAMS = [
     _opt("unknown", Optional[int], None, "--unknown", help="unknownToolThreshold override."),
     _opt("history", Optional[int], None, "--history", help="historySize override."),
     _opt("window", Optional[int], None, "--window", help="postCompactionGuard.windowSize override."),
+    _opt("session_warning", Optional[int], None, "--session-warning",
+         help="session_no_progress warning level (loopscan profile): stale calls among the last --session-window (default 12)."),
+    _opt("session_critical", Optional[int], None, "--session-critical", help="session_no_progress critical level (default 18)."),
+    _opt("session_window", Optional[int], None, "--session-window", help="session_no_progress window of recent outcomes (default 30)."),
+    _opt("token_budget", Optional[int], None, "--token-budget", help="token_budget: block the first call once the session used N tokens."),
+    _opt("max_iterations", Optional[int], None, "--max-iterations", help="iteration_budget: block the first call of tool round N+1 of a run."),
     _opt("detectors", Optional[str], None, "--detectors",
          help="Comma list of the switchable detectors to keep on (genericRepeat, knownPollNoProgress, pingPong); the rest off."),
     _opt("no_detector", Optional[list[str]], None, "--no-detector", help="Turn one switchable detector off (repeatable)."),

@@ -36,15 +36,25 @@ class Output:
                        force_terminal=tty, width=None if tty else 200, soft_wrap=False)
 
     def write(self, render: Any) -> None:
-        """`render(console)` for tables, or a str document."""
+        """`render(console)` for tables, or a document as str or (UTF-8) bytes."""
         if self.output is not None:
-            with open(self.output, "w", encoding="utf-8") as fh:
+            mode = "wb" if isinstance(render, bytes) else "w"
+            with open(self.output, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
                 self._emit(render, fh)
         else:
             self._emit(render, self.env.stdout)
 
     def _emit(self, render: Any, fh: Any) -> None:
-        if isinstance(render, str):
+        if isinstance(render, bytes):
+            if isinstance(fh, (io.RawIOBase, io.BufferedIOBase)):  # a file opened for bytes
+                fh.write(render)
+            elif hasattr(fh, "buffer"):  # a text stream over bytes (stdout): skip decoding
+                fh.flush()
+                fh.buffer.write(render)
+                fh.buffer.flush()
+            else:  # a text buffer (tests)
+                fh.write(render.decode("utf-8"))
+        elif isinstance(render, str):
             fh.write(render)
         else:
             render(self.console(fh))

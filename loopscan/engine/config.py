@@ -19,6 +19,9 @@ DEFAULTS: dict[str, int] = {
     "globalCircuitBreakerThreshold": 30,
 }
 DEFAULT_WINDOW = 3
+# loopscan's own detectors (never read from openclaw.json: only loopscan options set them)
+SESSION_DEFAULTS: dict[str, int] = {"sessionWarning": 12, "sessionCritical": 18, "sessionWindow": 30}
+BUDGETS = ("tokenBudget", "maxIterations")
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,13 @@ class LoopConfig:
     detectors: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(DETECTOR_SWITCHES, True))
     windowSize: int = DEFAULT_WINDOW
     clamped: tuple[str, ...] = ()
+    # session_no_progress (the `loopscan` profile): of the last sessionWindow outcomes, how many
+    # repeated an earlier (tool, arguments, outcome) triple
+    sessionWarning: int = 12
+    sessionCritical: int = 18
+    sessionWindow: int = 30
+    tokenBudget: int | None = None  # token_budget: block the first call once the session used this many tokens
+    maxIterations: int | None = None  # iteration_budget: block the first call of tool round N+1 of a run
 
     @property
     def detection_enabled(self) -> bool:
@@ -67,6 +77,12 @@ class LoopConfig:
             "detectors": dict(self.detectors),
             "postCompactionGuard": {"windowSize": self.windowSize},
             "clamped": list(self.clamped),
+            "loopscan": {
+                "sessionNoProgress": {"warning": self.sessionWarning, "critical": self.sessionCritical,
+                                      "window": self.sessionWindow},
+                "tokenBudget": self.tokenBudget,
+                "maxIterations": self.maxIterations,
+            },
         }
 
 
@@ -134,7 +150,12 @@ def resolve(
     detectors.update(overrides.get("detectors") or {})
     guard = block.get("postCompactionGuard") if isinstance(block.get("postCompactionGuard"), dict) else {}
     window = positive_int(overrides.get("windowSize", guard.get("windowSize"))) or DEFAULT_WINDOW
+    session = {name: positive_int(overrides.get(name)) or default for name, default in SESSION_DEFAULTS.items()}
+    budgets = {name: positive_int(overrides.get(name)) for name in BUDGETS}
     clamped = []
+    if session["sessionCritical"] <= session["sessionWarning"]:
+        session["sessionCritical"] = session["sessionWarning"] + 1
+        clamped.append("sessionCritical")
     if values["criticalThreshold"] <= values["warningThreshold"]:
         values["criticalThreshold"] = values["warningThreshold"] + 1
         clamped.append("criticalThreshold")
@@ -150,6 +171,8 @@ def resolve(
         windowSize=window,
         clamped=tuple(clamped),
         **values,
+        **session,
+        **budgets,
     )
 
 

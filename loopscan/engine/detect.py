@@ -7,6 +7,7 @@ depend on any threshold, which is what lets a what-if evaluate many configs over
 
 from __future__ import annotations
 
+from collections import OrderedDict, deque
 from typing import Any, NamedTuple
 
 from loopscan.engine.config import LoopConfig
@@ -82,6 +83,37 @@ class Signals(NamedTuple):
     paired_args: str | None
     recent: int
     known_poll: bool
+    # loopscan's own measures (0 where a profile does not keep them)
+    session_stale: int = 0  # of the last sessionWindow outcomes, those that repeated an earlier triple
+    tokens: int = 0  # tokens the session used up to and including the turn making this call
+    rounds: int = 0  # tool rounds (assistant messages with calls) of this run so far, this one included
+
+
+class SessionNoProgress:
+    """Session-wide, any tool: how many of the last `window` outcomes brought no new information,
+    i.e. repeated a (tool, arguments, outcome) triple already seen in the session. Rotating between
+    commands does not evade it (upstream #79252, #97577)."""
+
+    MEMORY = 4096  # distinct triples remembered (the oldest are forgotten first)
+
+    def __init__(self, window: int):
+        self.window: deque[bool] = deque(maxlen=window)
+        self.seen: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self.stale = 0
+
+    def observe(self, tool: str, args_hash: str, result_hash: str) -> None:
+        triple = (tool, args_hash, result_hash)
+        repeated = triple in self.seen
+        if repeated:
+            self.seen.move_to_end(triple)
+        else:
+            self.seen[triple] = None
+            if len(self.seen) > self.MEMORY:
+                self.seen.popitem(last=False)
+        if len(self.window) == self.window.maxlen and self.window[0]:
+            self.stale -= 1
+        self.window.append(repeated)
+        self.stale += repeated
 
 
 def signals(history: list[Record], tool: str, args_hash: str, params: Any, unknown_detector: bool = True) -> Signals:
@@ -182,7 +214,24 @@ def warning_keys(s: Signals, tool: str, args_hash: str) -> WarningKeys:
 
 
 def decide(s: Signals, tool: str, args_hash: str, cfg: LoopConfig, profile: Profile) -> Decision | None:
-    """The first rule that matches (detector.md section 6), or None."""
+    """OpenClaw's decision (detector.md section 6), then loopscan's own detectors: a budget or the
+    session-wide breaker blocks unless OpenClaw already did, and its warning comes after OpenClaw's."""
+    decision = openclaw_decision(s, tool, args_hash, cfg, profile)
+    if decision is not None and decision.level == "critical":
+        return decision
+    if cfg.tokenBudget is not None and s.tokens >= cfg.tokenBudget:
+        return Decision("critical", "token_budget", s.tokens, "token-budget")
+    if cfg.maxIterations is not None and s.rounds > cfg.maxIterations:
+        return Decision("critical", "iteration_budget", s.rounds, "iteration-budget")
+    if profile.session_no_progress and s.session_stale >= cfg.sessionCritical:
+        return Decision("critical", "session_no_progress", s.session_stale, "session")
+    if decision is None and profile.session_no_progress and s.session_stale >= cfg.sessionWarning:
+        return Decision("warning", "session_no_progress", s.session_stale, "session")
+    return decision
+
+
+def openclaw_decision(s: Signals, tool: str, args_hash: str, cfg: LoopConfig, profile: Profile) -> Decision | None:
+    """The first of OpenClaw's rules that matches (detector.md section 6), or None."""
     if s.unknown_count >= cfg.unknownToolThreshold:
         return Decision("critical", "unknown_tool_repeat", s.unknown_count,
                         f"unknown-tool:{tool}:{s.unknown_name or 'unknown'}")

@@ -74,12 +74,20 @@ def _non_finite(value: Any) -> str:
     return "NaN" if x != x else ("Infinity" if x > 0 else "-Infinity")
 
 
+_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+
+
 def stable_json(value: Any) -> bytes:
     """OpenClaw's `stableStringify(value)`, UTF-8 encoded."""
     try:
-        return orjson.dumps(value, default=_js_default, option=_SORT)
+        out = orjson.dumps(value, default=_js_default, option=_SORT)
     except (orjson.JSONEncodeError, TypeError):
         return _exact(value).encode("utf-8", "surrogatepass")
+    # orjson sorts keys by code point, JavaScript by UTF-16 unit: the two differ only between a
+    # character above U+FFFF and one in U+E000-U+FFFF (UTF-8 lead bytes F0-F4 and EE-EF)
+    if (b"\xee" in out or b"\xef" in out) and any(lead in out for lead in _ASTRAL_LEADS):
+        return _exact(value).encode("utf-8", "surrogatepass")
+    return out
 
 
 def _exact(value: Any) -> str:

@@ -10,6 +10,7 @@ import re
 from typing import Any, NamedTuple
 
 from loopscan.engine.hashing import UNDEFINED, digest
+from loopscan.engine.noise import mask_volatile
 from loopscan.engine.profiles import Profile
 
 # JavaScript's String.prototype.trim() set (WhiteSpace + LineTerminator).
@@ -122,7 +123,7 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _exec_hash(details: dict, texts: tuple[str, ...]) -> str | None:
+def _exec_hash(details: dict, texts: tuple[str, ...], masked: bool) -> str | None:
     status = _str_or_none(details.get("status"))
     if not status:
         return None
@@ -133,6 +134,8 @@ def _exec_hash(details: dict, texts: tuple[str, ...]) -> str | None:
         aggregated = details.get("aggregated")
         aggregated = aggregated.strip(JS_WHITESPACE) if isinstance(aggregated, str) else ""
         output = aggregated or join_text(texts)
+        if masked:
+            output = mask_volatile(output)
         return digest(
             {
                 "status": status,
@@ -198,7 +201,7 @@ def outcome_hash(tool: str, params: Any, details: Any, texts: tuple[str, ...], i
     if profile.loop_veto_unhashed and details.get("status") == "blocked" and details.get("deniedReason") == "tool-loop":
         return Outcome(None)
     if tool == "exec" and profile.exec_outcome_hash:
-        hashed = _exec_hash(details, texts)
+        hashed = _exec_hash(details, texts, profile.noise_tolerant_exec)
         if hashed:
             return Outcome(hashed)
     if tool == "process" and isinstance(params, dict) and params.get("action") in ("poll", "log"):

@@ -20,6 +20,9 @@ class Profile:
     loop_veto_unhashed: bool = True  # the detector's own veto result gets no outcome hash
     update_plan_shape: bool = True  # update_plan params/details reduced to their status shape
     warning_key_per_run: bool = True  # warning buckets are kept per run
+    # loopscan's own fixes for what upstream users asked for (detector.md section 7)
+    noise_tolerant_exec: bool = False  # exec output hashed with volatile parts masked (#93917)
+    session_no_progress: bool = False  # session-wide no-progress detector, any tool (#79252, #97577)
 
 
 OPENCLAW_2026_6 = Profile(
@@ -40,7 +43,15 @@ OPENCLAW_2026_2 = replace(
     warning_key_per_run=False,
 )
 
-PROFILES = {p.name: p for p in (OPENCLAW_2026_6, OPENCLAW_2026_2)}
+LOOPSCAN = replace(
+    OPENCLAW_2026_6,
+    name="loopscan",
+    description="openclaw-2026.6 plus noise-tolerant exec outcomes and a session-wide no-progress breaker",
+    noise_tolerant_exec=True,
+    session_no_progress=True,
+)
+
+PROFILES = {p.name: p for p in (OPENCLAW_2026_6, OPENCLAW_2026_2, LOOPSCAN)}
 DEFAULT_PROFILE = OPENCLAW_2026_6.name
 
 

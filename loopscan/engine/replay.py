@@ -19,7 +19,7 @@ from collections import deque
 from typing import NamedTuple
 
 from loopscan.engine.config import LoopConfig
-from loopscan.engine.detect import Decision, History, Signals, decide, signals
+from loopscan.engine.detect import Decision, History, SessionNoProgress, Signals, decide, signals
 from loopscan.engine.guard import CompactionGuard
 from loopscan.engine.hashing import digest
 from loopscan.engine.outcome import NOT_EVALUATED, classify, join_text, outcome_hash, args_hash
@@ -33,12 +33,14 @@ COMPACTION_LOOP = "compaction_loop_persisted"
 class CallState:
     """What the replay knows of one call."""
 
-    __slots__ = ("call", "args_hash", "evaluated", "result_seen", "result_hash", "unknown_tool",
-                 "outcome", "decision", "detected")
+    __slots__ = ("call", "args_hash", "tokens", "rounds", "evaluated", "result_seen", "result_hash",
+                 "unknown_tool", "outcome", "decision", "detected")
 
-    def __init__(self, call: ToolCall, args_hash: str):
+    def __init__(self, call: ToolCall, args_hash: str, tokens: int = 0, rounds: int = 0):
         self.call = call
         self.args_hash = args_hash
+        self.tokens = tokens  # session tokens up to the turn that made the call
+        self.rounds = rounds  # tool rounds of its run up to that turn
         self.evaluated = True
         self.result_seen = False
         self.result_hash: str | None = None  # the hash recorded in history (None: no record)
@@ -80,6 +82,9 @@ class Replay:
         self.first_guard_abort: tuple[ToolCall, int] | None = None
         self.profile = profile or get_profile(config.profile)
         self.history = History(config.historySize, self.profile.run_scoping)
+        self.session = SessionNoProgress(config.sessionWindow) if self.profile.session_no_progress else None
+        self.tokens = 0  # tokens the session used so far (prompt + output of model turns)
+        self.rounds: dict[str, int] = {}  # tool rounds per run
         self.guard = CompactionGuard(config.windowSize)
         self.firings: list[Firing] = []
         self.block: Block | None = None
@@ -96,10 +101,14 @@ class Replay:
         """Consume one event. For a tool result, returns the call it answers (None if unmatched)."""
         if isinstance(event, ToolResult):
             return self._on_result(event)
+        if isinstance(event, ModelTurn) and event.is_model_output:
+            self.tokens += event.prompt_tokens + event.output
         if isinstance(event, ModelTurn) and event.calls:
             self.flush()
+            self.rounds[event.run] = self.rounds.get(event.run, 0) + 1
             for call in event.calls:
-                state = CallState(call, args_hash(call.tool, call.arguments, self.profile))
+                state = CallState(call, args_hash(call.tool, call.arguments, self.profile), self.tokens,
+                                  self.rounds[event.run])
                 self._batch.append(state)
                 self._pending.setdefault(call.id, deque()).append(state)
         elif isinstance(event, Compaction):
@@ -110,6 +119,11 @@ class Replay:
 
     def finish(self) -> None:
         self.flush()
+
+    @property
+    def batch(self) -> list[CallState]:
+        """The calls of the last assistant message, not decided yet (they wait for their results)."""
+        return self._batch
 
     @property
     def calls_without_result(self) -> int:
@@ -162,12 +176,9 @@ class Replay:
             return
         state.detected = True
         if self.observe:
-            scoped = self.history.scoped(call.run)
-            sig = signals(scoped, call.tool, state.args_hash, call.arguments, self.profile.unknown_tool_detector)
-            self.observed.append((call, state.args_hash, sig))
+            self.observed.append((call, state.args_hash, self._signals(state)))
         elif cfg.detection_enabled:
-            scoped = self.history.scoped(call.run)
-            sig = signals(scoped, call.tool, state.args_hash, call.arguments, self.profile.unknown_tool_detector)
+            sig = self._signals(state)
             decision = decide(sig, call.tool, state.args_hash, cfg, self.profile)
             state.decision = decision
             if decision is not None:
@@ -180,11 +191,20 @@ class Replay:
                     self._fire(decision, call)
         self.history.record_call(call.tool, state.args_hash, call.id, call.run)
 
+    def _signals(self, state: CallState) -> Signals:
+        call = state.call
+        sig = signals(self.history.scoped(call.run), call.tool, state.args_hash, call.arguments,
+                      self.profile.unknown_tool_detector)
+        return sig._replace(session_stale=self.session.stale if self.session else 0, tokens=state.tokens,
+                            rounds=state.rounds)
+
     def _record_outcome(self, state: CallState) -> None:
         call = state.call
         assert state.result_hash is not None
         self.history.record_outcome(call.tool, state.args_hash, call.id, call.run, state.result_hash,
                                     state.unknown_tool)
+        if self.session is not None:
+            self.session.observe(call.tool, state.args_hash, state.result_hash)
         count = self.guard.observe(call.tool, state.args_hash, state.result_hash)
         if count is not None and self.observe:
             if self.first_guard_abort is None:

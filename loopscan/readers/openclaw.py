@@ -69,16 +69,16 @@ class _Message(msgspec.Struct):
 
 
 class _Entry(msgspec.Struct):
-    type: Any = None  # not typed: an odd type is an unknown entry (skipped, counted, noted)
+    type: str | None = None
     id: str | None = None
     timestamp: Any = None
-    version: int | None = None
+    version: Any = None
     cwd: str | None = None
     parentSession: str | None = None
     message: _Message | None = None
     customType: str | None = None
     data: Any = None
-    tokensBefore: Any = None  # numbers stay untyped: a digit string is still read (see _numeric)
+    tokensBefore: Any = None  # numbers stay untyped (version too): a digit string is still read, see _numeric
     fromHook: bool | None = None
     provider: str | None = None
     modelId: str | None = None
@@ -104,7 +104,7 @@ class OpenClawReader:
         kind = first.get("type")
         if kind == "session":
             return "traceSchema" not in first
-        return kind in _ENTRY_TYPES and ("parentId" in first or "message" in first)
+        return isinstance(kind, str) and kind in _ENTRY_TYPES and ("parentId" in first or "message" in first)
 
     def events(self, records: Iterator[tuple[int, bytes | Any]], diag: Diagnostics) -> Iterator[Event]:
         return _OpenClawStream(diag).stream(records)
@@ -142,16 +142,16 @@ class _OpenClawStream:
                 if entry.customType == PROMPT_ERROR:
                     yield self._prompt_error(lineno, entry)
             elif kind == "compaction":
-                tokens_before = self._numeric(lineno, "tokensBefore", entry.tokensBefore)
+                before = self._numeric(lineno, "tokensBefore", entry.tokensBefore)
                 yield Compaction(
-                    lineno, _when(entry, None), None if tokens_before is None else int(tokens_before), entry.fromHook is True
+                    lineno, _when(entry, None), None if before is None else int(before), entry.fromHook is True
                 )
             elif kind == "model_change":
                 yield ModelChange(lineno, _when(entry, None), entry.provider, entry.modelId)
             elif kind == "session":
                 diag.note(lineno, "a second session header; ignored")
             elif kind not in _KNOWN_QUIET:
-                diag.skipped(lineno, f"type:{kind}" if isinstance(kind, str) else "type:(none)")
+                diag.skipped(lineno, "type:(none)" if kind is None else f"type:{kind}")
         for call_id, lines in self.awaiting.items():
             for line in lines:
                 call = "a tool call without an id" if call_id is None else f"tool call {call_id!r}"
@@ -161,7 +161,8 @@ class _OpenClawStream:
         if entry.type != "session":
             self.diag.note(lineno, "no session header on the first line; format version unknown")
             return SessionMeta("openclaw", None, None, None)
-        version = 1 if entry.version is None else entry.version  # v1 headers carry no version
+        version = self._numeric(lineno, "version", entry.version)
+        version = 1 if version is None else int(version)  # v1 headers carry no version
         if version > MAX_KNOWN_VERSION:
             self.diag.note(lineno, f"session format version {version}: read as version 3")
         return SessionMeta("openclaw", version, entry.id, _str(entry.timestamp), entry.cwd, entry.parentSession)
@@ -185,7 +186,7 @@ class _OpenClawStream:
                 self.run = explicit
             return UserMessage(lineno, _when(entry, msg), self.run)
         if role not in _QUIET_ROLES:
-            self.diag.skipped(lineno, f"role:{role}" if isinstance(role, str) else "role:(none)")
+            self.diag.skipped(lineno, "role:(none)" if role is None else f"role:{role}")
         return None
 
     def _assistant(self, lineno: int, entry: _Entry, msg: _Message) -> ModelTurn:

@@ -66,7 +66,8 @@ def open_input(path: str) -> Iterator[BinaryIO]:
                 head = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]
             except _TRUNCATED as exc:
                 raise ReadError(f"{path}: damaged gzip file ({exc})") from None
-        if b"\x00" in head.split(b"\n", 1)[0]:  # a NUL tail after a crash still leaves the lines before it
+        # NULs after JSON text (a crash leaves a NUL-filled tail) are bad lines, not a binary file.
+        if b"\x00" in head and head.lstrip()[:1] not in (b"{", b"["):
             raise ReadError(f"{path}: binary data (NUL bytes), not a JSONL transcript")
         yield stream
     finally:

@@ -10,6 +10,10 @@ from typing import Any
 from loopscan.reports.redact import redact_document
 
 
+# parts of an analyze document that hold no transcript text
+_OWN = frozenset({"schema", "config", "summary", "tokens"})
+
+
 def analyze_document(result: Any, redact: bool = True) -> dict[str, Any]:
     doc = result.to_json()
-    return redact_document(doc) if redact else doc
+    return redact_document(doc, _OWN) if redact else doc

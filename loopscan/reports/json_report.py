@@ -7,5 +7,5 @@ from typing import Any
 import orjson
 
 
-def dumps(document: Any) -> str:
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2, default=str).decode("utf-8") + "\n"
+def dumps(document: Any) -> bytes:
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE, default=str)

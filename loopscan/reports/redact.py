@@ -43,18 +43,28 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+# Every rule above needs one of these anchors: a string without any cannot hold a secret.
+_MAYBE = re.compile(r"sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AIza|eyJ|bearer|authorization|pass|pwd|secret|"
+                    r"token|key|://|mysql|mariadb", re.I)
+
+
 def redact_text(text: str) -> str:
+    if not _MAYBE.search(text):
+        return text
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return text
 
 
-def redact_document(value: Any) -> Any:
-    """A copy of a JSON-like document with every string redacted (keys too)."""
+def redact_document(value: Any, skip: frozenset[str] = frozenset()) -> Any:
+    """A copy of a JSON-like document with every string value redacted.
+
+    Keys are loopscan's own names and are kept; `skip` names top-level parts made only of loopscan's
+    own numbers and names (token series, the resolved config), left as they are."""
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, dict):
-        return {redact_text(k) if isinstance(k, str) else k: redact_document(v) for k, v in value.items()}
+        return {k: v if k in skip else redact_document(v) for k, v in value.items()}
     if isinstance(value, list):
         return [redact_document(v) for v in value]
     return value
