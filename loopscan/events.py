@@ -23,11 +23,12 @@ class SessionMeta(msgspec.Struct, frozen=True):
 
 
 class UserMessage(msgspec.Struct, frozen=True):
-    """A user message: the boundary of an inferred run."""
+    """A user message: it starts a run (inferred, unless the transcript names its run id)."""
 
     line: int
     timestamp: float | None  # epoch seconds
     run: str
+    run_inferred: bool = True
 
 
 class ToolCall(msgspec.Struct, frozen=True):

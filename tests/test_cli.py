@@ -261,3 +261,13 @@ def test_input_is_never_modified(cli, blocked):
     before = (blocked.read_bytes(), os.stat(blocked).st_mtime_ns)
     cli("analyze", str(blocked), "-f", "html")
     assert (blocked.read_bytes(), os.stat(blocked).st_mtime_ns) == before
+
+
+def test_warnings_below_ten_are_marked_as_not_emitted_by_openclaw(cli, warned):
+    firings = cli("analyze", str(warned), "-f", "json", "--warning", "3").json["firings"]
+    assert [(f["count"], f["emitted_by_openclaw"]) for f in firings] == [(3, False), (10, True)]
+
+
+def test_runs_inferred_only_without_written_run_ids(cli):
+    assert cli("analyze", str(FIXTURES / "formats" / "v4-runid-lines.jsonl"), "-f", "json").json["session"]["runs_inferred"] is False
+    assert cli("analyze", str(FIXTURES / "incident" / "deepseek-doom-loop.jsonl"), "-f", "json", "--fail-on", "never").json["session"]["runs_inferred"] is True

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from loopscan.engine.config import ConfigRequest, LoopConfig
 from loopscan.engine.hashing import stable_json
 from loopscan.engine.outcome import join_text
-from loopscan.engine.replay import Block, Firing, Replay
+from loopscan.engine.replay import WARNING_BUCKET, Block, Firing, Replay
 from loopscan.events import (
     Compaction,
     Event,
@@ -165,6 +165,7 @@ class SessionAnalyzer:
         self.tool_errors = 0
         self.turns = 0
         self.runs: set[str] = set()
+        self.runs_inferred = False  # some run was inferred from a user message (no run id written)
         self.prompt = self.output = self.cache_read = self.cache_write = 0
         self.peak = 0
         self.cost: float | None = None
@@ -203,6 +204,7 @@ class SessionAnalyzer:
             return
         if isinstance(event, UserMessage):
             self.runs.add(event.run)
+            self.runs_inferred = self.runs_inferred or event.run_inferred
         elif isinstance(event, PromptError):
             self.prompt_errors += 1
             self.last_state = "error"
@@ -315,7 +317,7 @@ class SessionAnalyzer:
             "started_at": iso(started),
             "ended_at": iso(self.last_ts),
             "duration_s": round(self.last_ts - started, 3) if started is not None and self.last_ts else None,
-            "runs_inferred": True,
+            "runs_inferred": self.runs_inferred,
         }
         summary = {
             "tool_calls": self.tool_calls,
@@ -352,6 +354,8 @@ class SessionAnalyzer:
                 "timestamp": iso(f.timestamp),
                 "tokens_so_far": tokens,
                 "turn": turn,
+                # OpenClaw itself emits a warning only from count 10 on (its buckets start at 0)
+                "emitted_by_openclaw": f.level == "critical" or f.count >= WARNING_BUCKET,
             }
             for f, turn, tokens in self._firings
         ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -93,6 +94,7 @@ _NOT_MODEL_OUTPUT = frozenset({"delivery-mirror", "gateway-injected", "acp-runti
 _QUIET_ROLES = frozenset({"bashExecution", "custom", "hookMessage", "system"})
 PROMPT_ERROR = "openclaw:prompt-error"
 MAX_KNOWN_VERSION = 3
+RECENT_CALL_IDS = 4096  # memory stays flat: a reused id is noticed within this many calls
 
 
 class OpenClawReader:
@@ -117,7 +119,7 @@ class _OpenClawStream:
         self.runs = 0
         self.run = "run-0"
         self.calls = 0
-        self.call_ids: set[str] = set()
+        self.call_ids: OrderedDict[str, None] = OrderedDict()  # recent call ids, to notice one used twice
         self.awaiting: dict[str | None, list[int]] = {}  # call id -> lines of its calls still without a result
         self.header_seen = False
 
@@ -184,7 +186,7 @@ class _OpenClawStream:
                 self.run = f"run-{self.runs}"
             else:
                 self.run = explicit
-            return UserMessage(lineno, _when(entry, msg), self.run)
+            return UserMessage(lineno, _when(entry, msg), self.run, explicit is None)
         if role not in _QUIET_ROLES:
             self.diag.skipped(lineno, "role:(none)" if role is None else f"role:{role}")
         return None
@@ -205,10 +207,13 @@ class _OpenClawStream:
             tokens = (0, 0, 0, 0)
             cost = None
         else:
-            tokens = tuple(
-                _int(self._numeric(lineno, f"usage.{name}", getattr(usage, name)))
-                for name in ("input", "output", "cacheRead", "cacheWrite")
-            )
+            tokens = (usage.input, usage.output, usage.cacheRead, usage.cacheWrite)
+            if not (type(tokens[0]) is int and type(tokens[1]) is int and type(tokens[2]) is int
+                    and type(tokens[3]) is int):  # the common case needs no checks
+                tokens = tuple(
+                    _int(self._numeric(lineno, f"usage.{name}", value))
+                    for name, value in zip(("input", "output", "cacheRead", "cacheWrite"), tokens)
+                )
             total = self._numeric(lineno, "usage.cost.total", usage.cost.total) if usage.cost is not None else None
             cost = float(total) if total is not None else None
         model = msg.model
@@ -236,7 +241,9 @@ class _OpenClawStream:
         else:
             if call_id in self.call_ids:
                 self.diag.note(lineno, f"tool call id {call_id!r} used twice")
-            self.call_ids.add(call_id)
+            self.call_ids[call_id] = None
+            if len(self.call_ids) > RECENT_CALL_IDS:
+                self.call_ids.popitem(last=False)
         self.awaiting.setdefault(call_id, []).append(lineno)
         return ToolCall(
             self.calls, call_id, normalize_tool_name(raw_name), raw_name, self._arguments(lineno, block), run, when, lineno
@@ -294,7 +301,7 @@ class _OpenClawStream:
     def _numeric(self, lineno: int, name: str, value: Any) -> Any:
         """A number field as written, or None when absent. A string of digits is read as its number,
         anything else as absent; both are noted."""
-        if value is None or _is_number(value):
+        if value is None or type(value) is int or _is_number(value):
             return value
         number = int(value) if isinstance(value, str) and value.strip().isdigit() else None
         self.diag.repaired_fields += 1
@@ -324,8 +331,8 @@ def _run_tag(msg: _Message) -> str | None:
 
 def _when(entry: _Entry, msg: _Message | None) -> float | None:
     """Epoch seconds: message.timestamp (epoch ms) when numeric, else the entry's ISO timestamp."""
-    if msg is not None and _is_number(msg.timestamp):
-        return float(msg.timestamp) / 1000.0
+    if msg is not None and (type(msg.timestamp) is int or _is_number(msg.timestamp)):
+        return msg.timestamp / 1000.0
     return parse_iso(entry.timestamp)
 
 
