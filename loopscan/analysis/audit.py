@@ -110,14 +110,14 @@ def run_audit(
     request: ConfigRequest,
     jobs: int,
     window: Window = Window(),
-    progress: Callable[[str, int], None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Rows as sessions finish (any order). `progress(path, size)` is called for each finished one."""
+    """Rows as sessions finish (any order). `progress(path)` is called for each finished one."""
     if jobs <= 1 or len(paths) <= 1:
         for path in paths:
             row = audit_row(path, request, window)
             if progress:
-                progress(path, _size(path))
+                progress(path)
             if row is not None:
                 yield row
         return
@@ -130,16 +130,10 @@ def run_audit(
             except Exception as exc:  # a worker died: that session is an error row, the batch goes on
                 row = error_row(path, f"{path}: failed ({type(exc).__name__}: {exc})")
             if progress:
-                progress(path, _size(path))
+                progress(path)
             if row is not None:
                 yield row
 
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -195,13 +195,13 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int, in
 
 
 def observe_all(paths: list[str], request: ConfigRequest, variants: list[tuple[str, int, int]], jobs: int,
-                progress: Callable[[str, int], None] | None = None) -> list[dict[str, Any]]:
+                progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     if jobs <= 1 or len(paths) <= 1:
         results = []
         for path in paths:
             results.append(observe(path, request, variants))
             if progress:
-                progress(path, 0)
+                progress(path)
         return results
     results = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -212,7 +212,7 @@ def observe_all(paths: list[str], request: ConfigRequest, variants: list[tuple[s
             except Exception as exc:  # a worker died: that session is reported, the grid goes on
                 results.append({"path": futures[future], "error": f"{type(exc).__name__}: {exc}"})
             if progress:
-                progress(futures[future], 0)
+                progress(futures[future])
     return results
 
 

@@ -151,7 +151,7 @@ def audit(
         out.error(str(exc))
         raise typer.Exit(ExitStatus.ERROR) from None
     sessions = _discover(paths, include_archived, out)
-    with out.progress(len(sessions)) as advance:
+    with out.progress(sessions) as advance:
         rows = rank(list(run_audit(sessions, request, jobs or os.cpu_count() or 1, window, advance)))
     for row in rows:
         if row["error"]:
@@ -240,7 +240,7 @@ def whatif(
     healthy = _discover(baseline, include_archived, out) if baseline else []
     todo = list(dict.fromkeys(sessions + healthy))
     variants = sorted({g.variant() for g in grid})
-    with out.progress(len(todo)) as advance:
+    with out.progress(todo) as advance:
         observed = wi.observe_all(todo, request, variants, jobs or wi.default_jobs(), advance)
     errors = [o["error"] for o in observed if o["error"]]
     for error in errors:

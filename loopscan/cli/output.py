@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,22 +68,21 @@ class Output:
             self.env.stdout.write(_csv_text(doc, writer))
 
     @contextmanager
-    def progress(self, total: int) -> Iterator[Callable[[str, int], None]]:
-        """A progress bar on stderr when it is a terminal (files, MB/s, ETA); silent otherwise."""
+    def progress(self, files: list[str]) -> Iterator[Callable[[str], None]]:
+        """A progress bar on stderr when it is a terminal (files done / total, MB/s, ETA); else silent."""
         if not self.env.stderr_isatty:
-            yield lambda path, size: None
+            yield lambda path: None
             return
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn,
-                                   TransferSpeedColumn)
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-        with Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TransferSpeedColumn(),
-                      TimeRemainingColumn(), console=self.err, transient=True) as bar:
-            files = bar.add_task("files", total=total)
-            done = {"bytes": 0}
+        total = sum(_size(path) for path in files)
+        columns = (TextColumn("{task.fields[done]}/{task.fields[files]} files"), BarColumn(),
+                   TransferSpeedColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=self.err, transient=True) as bar:
+            task = bar.add_task("reading", total=total or 1, done=0, files=len(files))
 
-            def advance(path: str, size: int) -> None:
-                done["bytes"] += size
-                bar.update(files, advance=1)
+            def advance(path: str) -> None:
+                bar.update(task, advance=_size(path), done=bar.tasks[task].fields["done"] + 1)
 
             yield advance
 
@@ -107,3 +107,10 @@ def _csv_text(doc: dict, writer: Any) -> str:
     buffer = io.StringIO()
     writer(doc, "csv", buffer)
     return buffer.getvalue()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -11,6 +11,7 @@ from rich.text import Text
 
 
 SPARK = "▁▂▃▄▅▆▇█"
+MAX_FAILURE_ROWS = 15
 
 
 def sparkline(values: list[int], width: int = 60) -> str:
@@ -83,6 +84,16 @@ def render(doc: dict[str, Any], console: Console) -> None:
                         f"{r['first_call']}–{r['last_call']}")
         console.print(rep)
 
+    if doc["failures"]:
+        fail = Table(title=f"failures ({len(doc['failures'])}, in time order)", title_justify="left")
+        for col in ("time", "kind", "call/turn", "message"):
+            fail.add_column(col, justify="right" if col == "call/turn" else "left", overflow="fold")
+        shown = doc["failures"] if len(doc["failures"]) <= MAX_FAILURE_ROWS else doc["failures"][-MAX_FAILURE_ROWS:]
+        for f in shown:
+            fail.add_row((f["timestamp"] or "—")[11:19], f["kind"], _n(f["call_or_turn"]), Text(f["message"]))
+        console.print(fail)
+        if len(shown) < len(doc["failures"]):
+            console.print(Text(f"(the last {len(shown)} shown; --format json/markdown/html list all)", style="dim"))
     console.print(Text(config_text(cfg), style="dim"))
     if doc["firings"]:
         fire = Table(title="detector firings", title_justify="left")
