@@ -402,9 +402,18 @@ def recommend(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def snippet(config: dict[str, Any]) -> str:
     d = config["detectors"]
+    ours = config["loopscan"]
+    notes = []
+    if config["profile"] == "loopscan":
+        session = ours["sessionNoProgress"]
+        notes.append(f"// session_no_progress ({session['warning']}/{session['critical']} of the last {session['window']}) "
+                     "and masked exec outcomes are loopscan's own: OpenClaw has no setting for them")
+    for name, label in (("tokenBudget", "token budget"), ("maxIterations", "iteration budget")):
+        if ours[name] is not None:
+            notes.append(f"// {label} {ours[name]} is loopscan's own: OpenClaw has no setting for it")
     return (
         "// openclaw.json — recommended by loopscan whatif"
-        f" (evaluated with profile {config['profile']})\n"
+        f" (evaluated with profile {config['profile']})\n" + "".join(n + "\n" for n in notes) +
         "{\n  tools: {\n    loopDetection: {\n      enabled: true,\n"
         f"      historySize: {config['historySize']},\n"
         f"      warningThreshold: {config['warningThreshold']},\n"

@@ -34,7 +34,7 @@ def _num(value: Any) -> str:
     return escape(str(value))
 
 
-def _short(n: float) -> str:
+def short_number(n: float) -> str:
     for unit, size in (("M", 1e6), ("K", 1e3)):
         if n >= size:
             return f"{n / size:.3g}{unit}"
@@ -62,7 +62,7 @@ def chart(tokens: list[dict[str, Any]], firings: list[dict[str, Any]], block: di
     for frac in (0, 0.25, 0.5, 0.75, 1):
         yy = y(peak * frac)
         parts.append(f'<line x1="{left}" x2="{w - right}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eef0f4"/>')
-        parts.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{_short(peak * frac)}</text>')
+        parts.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{short_number(peak * frac)}</text>')
     for i in range(6):
         turn = first + span * i / 5
         parts.append(f'<text x="{x(turn):.1f}" y="{h - bottom + 16}" text-anchor="middle">{turn:.0f}</text>')

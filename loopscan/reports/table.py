@@ -129,6 +129,15 @@ def config_text(cfg: dict[str, Any]) -> str:
     )
     if off:
         text += f"; off: {', '.join(off)}"
+    ours = cfg["loopscan"]
+    if cfg["profile"] == "loopscan":
+        session = ours["sessionNoProgress"]
+        text += (f"; session_no_progress warning {session['warning']}, critical {session['critical']} "
+                 f"of the last {session['window']}")
+    if ours["tokenBudget"] is not None:
+        text += f"; token budget {ours['tokenBudget']:,}"
+    if ours["maxIterations"] is not None:
+        text += f"; at most {ours['maxIterations']} tool rounds a run"
     if cfg["clamped"]:
         text += f"; clamped: {', '.join(cfg['clamped'])}"
     if cfg["enabled_in_config"] is False:

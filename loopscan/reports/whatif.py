@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from loopscan.reports.html import CSS
+from loopscan.reports.html import CSS, short_number
 
 
 def document(rows: list[dict[str, Any]], recommended: dict[str, Any] | None, sessions: int, baseline: int,
@@ -98,7 +98,7 @@ def render_html(doc: dict[str, Any]) -> str:
             style = f"background:rgb({shade},{min(255, shade + 25)},255)" + (";outline:2px solid #c62828" if mark else "")
             title = escape(f"{_cfg(row['config'])}: {row['tokens_saved']:,} tokens saved, "
                            f"{row['sessions_blocked']} blocked, {row['baseline_blocked']} baseline blocked")
-            tds.append(f'<td class="n" style="{style}" title="{title}">{row["tokens_saved"] / 1000:,.0f}K'
+            tds.append(f'<td class="n" style="{style}" title="{title}">{short_number(row["tokens_saved"])}'
                        + (' <span class="critical">✕</span>' if mark else "") + "</td>")
         body.append(f"<tr><th>w {w}</th>{''.join(tds)}</tr>")
     rec = doc["recommended"]
