@@ -1,6 +1,14 @@
+import io
+import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+from typer.testing import CliRunner
+
+from loopscan.cli import env
+from loopscan.cli.app import app
+from loopscan.cli.env import Environment
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -13,3 +21,30 @@ def fixtures() -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes seconds (e.g. the 200 MB single-line read); skip with -m 'not slow'")
+
+
+class Run(NamedTuple):
+    """One CLI invocation: exit code, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(monkeypatch, tmp_path):
+    """Run `loopscan ARGS` in-process with a replaced Environment (buffers, given env vars, a tmp home)."""
+
+    def run(*args: str, environ: dict[str, str] | None = None, stdin: str | None = None) -> Run:
+        out, err = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(env, "ENV", Environment(stdout=out, stderr=err, environ=environ or {}, home=tmp_path / "home"))
+        result = CliRunner().invoke(app, list(args), input=stdin)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return Run(result.exit_code, out.getvalue(), err.getvalue())
+
+    return run

@@ -10,13 +10,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from typer.testing import CliRunner
 
 from loopscan.analysis.audit import run_audit
 from loopscan.analysis.session import analyze_path
-from loopscan.cli import env
-from loopscan.cli.app import app
-from loopscan.cli.env import Environment
 from loopscan.engine.config import ConfigRequest
 from transcript import Transcript, text_result
 
@@ -49,17 +45,6 @@ def state(tmp_path) -> Path:
     return tmp_path / "state"
 
 
-@pytest.fixture
-def cli(monkeypatch, tmp_path):
-    def run(*args: str, environ: dict[str, str] | None = None):
-        out, err = io.StringIO(), io.StringIO()
-        monkeypatch.setattr(env, "ENV", Environment(stdout=out, stderr=err, environ=environ or {}, home=tmp_path / "home"))
-        result = CliRunner().invoke(app, list(args))
-        if result.exception and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        return result.exit_code, out.getvalue(), err.getvalue()
-
-    return run
 
 
 def test_default_discovery_ranking_and_exit_status(cli, state):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -12,9 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from loopscan.cli import env
 from loopscan.cli.app import app
-from loopscan.cli.env import Environment
 from transcript import Transcript, text_result
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -22,26 +19,8 @@ SECRETS = FIXTURES / "secrets" / "leaky-commands.jsonl"
 PLANTED = json.loads((FIXTURES / "secrets" / "planted-secrets.json").read_text())
 
 
-class Run:
-    def __init__(self, code: int, out: str, err: str):
-        self.code, self.out, self.err = code, out, err
-
-    @property
-    def json(self):
-        return json.loads(self.out)
 
 
-@pytest.fixture
-def cli(monkeypatch, tmp_path):
-    def run(*args: str, environ: dict[str, str] | None = None, stdin: str | None = None) -> Run:
-        out, err = io.StringIO(), io.StringIO()
-        monkeypatch.setattr(env, "ENV", Environment(stdout=out, stderr=err, environ=environ or {}, home=tmp_path / "home"))
-        result = CliRunner().invoke(app, list(args), input=stdin)
-        if result.exception and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        return Run(result.exit_code, out.getvalue(), err.getvalue())
-
-    return run
 
 
 def _reads(n: int, same_output: bool = True) -> Transcript:

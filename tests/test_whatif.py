@@ -11,13 +11,9 @@ import json5
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from typer.testing import CliRunner
 
 from loopscan.analysis import whatif as wi
 from loopscan.analysis.session import analyze_path
-from loopscan.cli import env
-from loopscan.cli.app import app
-from loopscan.cli.env import Environment
 from loopscan.engine.config import ConfigRequest
 from transcript import Call, Transcript, json_result, text_result, thrown
 
@@ -177,17 +173,6 @@ def test_recommend_blocks_no_baseline_and_prefers_the_gentler_config(sessions):
 
 # --- the command ----------------------------------------------------------------------------------
 
-@pytest.fixture
-def cli(monkeypatch, tmp_path):
-    def run(*args: str):
-        out, err = io.StringIO(), io.StringIO()
-        monkeypatch.setattr(env, "ENV", Environment(stdout=out, stderr=err, environ={}, home=tmp_path / "home"))
-        result = CliRunner().invoke(app, list(args))
-        if result.exception and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        return result.exit_code, out.getvalue(), err.getvalue()
-
-    return run
 
 
 def test_whatif_json_contract(cli, sessions):

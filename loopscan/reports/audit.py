@@ -10,20 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from loopscan.analysis.audit import flatten
+from loopscan.reports.text import number
 from loopscan.reports.redact import redact_document
 
 
 def document(rows: list[dict[str, Any]], totals: dict[str, Any], config: dict[str, Any], redact: bool = True) -> dict[str, Any]:
     doc = {"schema": "loopscan.audit/1", "config": config, "sessions": rows, "totals": totals}
     return redact_document(doc) if redact else doc
-
-
-def _n(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.2f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def _name(path: str) -> str:
@@ -53,11 +46,11 @@ def render_table(doc: dict[str, Any], console: Console) -> None:
             name,
             Text(row["agent_id"] or "—"),
             f"{started[5:10]} {started[11:16]}" if started else "—",
-            _n(row["tool_calls"]),
-            _n(row["total_tokens"]),
+            number(row["tool_calls"]),
+            number(row["total_tokens"]),
             f"{warn['detector']} @{warn['call_index']}" if warn else "—",
             Text(f"{block['detector']} @{block['call_index']}", style="red") if block else "—",
-            _n(block["tokens_after"]) if block else "—",
+            number(block["tokens_after"]) if block else "—",
             f"${block['cost_after_usd']:.2f}" if block and block["cost_after_usd"] is not None else "—",
             Text(f"{worst['count']}× {worst['key']}") if worst else "—",
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from loopscan.reports.table import block_sentence, config_text
+from loopscan.reports.text import block_sentence, config_text, number, short_number
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2330;margin:2rem auto;max-width:1100px;padding:0 1rem}
@@ -25,20 +25,7 @@ svg{width:100%;height:auto;background:#fff}svg text{font:11px system-ui,sans-ser
 
 
 def _num(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.4f}".rstrip("0").rstrip(".")
-    if isinstance(value, int):
-        return f"{value:,}"
-    return escape(str(value))
-
-
-def short_number(n: float) -> str:
-    for unit, size in (("M", 1e6), ("K", 1e3)):
-        if n >= size:
-            return f"{n / size:.3g}{unit}"
-    return f"{n:.0f}"
+    return escape(number(value))
 
 
 def chart(tokens: list[dict[str, Any]], firings: list[dict[str, Any]], block: dict[str, Any] | None) -> str:
@@ -124,7 +111,7 @@ def _session(doc: dict[str, Any]) -> str:
     out.append("</div><h2>Context growth</h2>")
     out.append(chart(doc["tokens"], doc["firings"], block))
     if block:
-        out.append(f'<p class="critical">{escape(block_sentence(block, s))}</p>')
+        out.append(f'<p class="critical">{escape(block_sentence(block))}</p>')
     if doc["repeats"]:
         out.append("<h2>Most repeated calls</h2>")
         out.append(_table(

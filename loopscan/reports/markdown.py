@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from loopscan.reports.table import block_sentence, config_text
+from loopscan.reports.text import block_sentence, config_text, number
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]|~])")
 
@@ -20,11 +20,7 @@ def esc(value: Any) -> str:
 
 
 def _num(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.4f}".rstrip("0").rstrip(".")
-    return f"{value:,}" if isinstance(value, int) else esc(value)
+    return esc(number(value))
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -59,7 +55,7 @@ def render(doc: dict[str, Any]) -> str:
     else:
         out.append("No detector firings.")
     if doc["block"]:
-        out += ["", f"**Block:** {esc(block_sentence(doc['block'], s))}"]
+        out += ["", f"**Block:** {esc(block_sentence(doc['block']))}"]
     if doc["notes"]:
         out += ["", "## Notes", ""] + [f"- {esc(n)}" for n in doc["notes"]]
     return "\n".join(out) + "\n"

@@ -9,6 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from loopscan.reports.text import block_sentence, config_text, number
+
 
 SPARK = "▁▂▃▄▅▆▇█"
 MAX_FAILURE_ROWS = 15
@@ -22,14 +24,6 @@ def sparkline(values: list[int], width: int = 60) -> str:
         values = [max(values[int(i * step): max(int((i + 1) * step), int(i * step) + 1)]) for i in range(width)]
     top = max(values) or 1
     return "".join(SPARK[min(len(SPARK) - 1, v * len(SPARK) // (top + 1))] for v in values)
-
-
-def _n(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.4f}".rstrip("0").rstrip(".")
-    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def render(doc: dict[str, Any], console: Console) -> None:
@@ -49,7 +43,7 @@ def render(doc: dict[str, Any], console: Console) -> None:
         ("duration", f"{sess['duration_s'] / 60:.1f} min" if sess["duration_s"] is not None else None),
         ("final state", s["final_state"]),
     ):
-        head.add_row(label, _n(value))
+        head.add_row(label, number(value))
     console.print(Panel(head, title="session", expand=False))
 
     summary = Table(title="summary", show_header=False, box=None, padding=(0, 2))
@@ -65,12 +59,12 @@ def render(doc: dict[str, Any], console: Console) -> None:
     ]
     for i in range(0, len(pairs), 2):
         (a, av), (b, bv) = pairs[i], pairs[i + 1]
-        summary.add_row(a, _n(av), b, _n(bv))
+        summary.add_row(a, number(av), b, number(bv))
     console.print(summary)
 
     contexts = [t["context_tokens"] for t in doc["tokens"]]
     if contexts:
-        console.print(f"context per turn  {sparkline(contexts)}  peak {_n(max(contexts))}")
+        console.print(f"context per turn  {sparkline(contexts)}  peak {number(max(contexts))}")
 
     if doc["repeats"]:
         rep = Table(title="most repeated calls", title_justify="left")
@@ -90,7 +84,7 @@ def render(doc: dict[str, Any], console: Console) -> None:
             fail.add_column(col, justify="right" if col == "call/turn" else "left", overflow="fold")
         shown = doc["failures"] if len(doc["failures"]) <= MAX_FAILURE_ROWS else doc["failures"][-MAX_FAILURE_ROWS:]
         for f in shown:
-            fail.add_row((f["timestamp"] or "—")[11:19], f["kind"], _n(f["call_or_turn"]), Text(f["message"]))
+            fail.add_row((f["timestamp"] or "—")[11:19], f["kind"], number(f["call_or_turn"]), Text(f["message"]))
         console.print(fail)
         if len(shown) < len(doc["failures"]):
             console.print(Text(f"(the last {len(shown)} shown; --format json/markdown/html list all)", style="dim"))
@@ -101,45 +95,9 @@ def render(doc: dict[str, Any], console: Console) -> None:
             fire.add_column(col, justify="right" if col in ("call", "count", "tokens so far") else "left")
         for f in doc["firings"]:
             fire.add_row(str(f["call_index"]), Text(f["level"], style="red" if f["level"] == "critical" else "yellow"),
-                         f["detector"], str(f["count"]), f["tool"], _n(f["tokens_so_far"]))
+                         f["detector"], str(f["count"]), f["tool"], number(f["tokens_so_far"]))
         console.print(fire)
     if doc["block"]:
-        console.print(Text(block_sentence(doc["block"], s), style="bold red"))
+        console.print(Text(block_sentence(doc["block"]), style="bold red"))
     if doc["notes"]:
         console.print(Group(*(Text(n, style="dim") for n in doc["notes"][:10])))
-
-
-def block_sentence(block: dict[str, Any], summary: dict[str, Any]) -> str:
-    cost = f", cost ${block['cost_after_usd']:.2f}" if block["cost_after_usd"] is not None else ""
-    minutes = f" and ran {block['seconds_after'] / 60:.0f} minutes" if block["seconds_after"] is not None else ""
-    return (
-        f"critical at call {block['call_index']} ({block['detector']}, count {block['count']}): after it the "
-        f"session made {block['calls_after']} calls, used {block['tokens_after']:,} tokens "
-        f"({block['tokens_after_pct']}% of the session){cost}{minutes}."
-    )
-
-
-def config_text(cfg: dict[str, Any]) -> str:
-    off = [k for k, v in cfg["detectors"].items() if not v]
-    text = (
-        f"config ({cfg['profile']}, {cfg['source']}): warning {cfg['warningThreshold']}, "
-        f"critical {cfg['criticalThreshold']}, global {cfg['globalCircuitBreakerThreshold']}, "
-        f"unknown {cfg['unknownToolThreshold']}, history {cfg['historySize']}, "
-        f"guard window {cfg['postCompactionGuard']['windowSize']}"
-    )
-    if off:
-        text += f"; off: {', '.join(off)}"
-    ours = cfg["loopscan"]
-    if cfg["profile"] == "loopscan":
-        session = ours["sessionNoProgress"]
-        text += (f"; session_no_progress warning {session['warning']}, critical {session['critical']} "
-                 f"of the last {session['window']}")
-    if ours["tokenBudget"] is not None:
-        text += f"; token budget {ours['tokenBudget']:,}"
-    if ours["maxIterations"] is not None:
-        text += f"; at most {ours['maxIterations']} tool rounds a run"
-    if cfg["clamped"]:
-        text += f"; clamped: {', '.join(cfg['clamped'])}"
-    if cfg["enabled_in_config"] is False:
-        text += "; the config file says enabled:false" + (" (honoured)" if not cfg["simulated_enabled"] else " (simulated as enabled)")
-    return text

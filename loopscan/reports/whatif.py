@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from loopscan.reports.html import CSS, short_number
+from loopscan.reports.html import CSS
+from loopscan.reports.text import short_number
 
 
 def document(rows: list[dict[str, Any]], recommended: dict[str, Any] | None, sessions: int, baseline: int,
