@@ -1,6 +1,7 @@
-"""`make bench`: loopscan analyze against a bare "orjson.loads every line" loop, same run, same files.
+"""`make bench`: loopscan analyze against a bare "orjson.loads every line" loop, same run, same files;
+then the batch benchmarks of bench/batch.py (audit and whatif over a night of sessions, against ccusage).
 
-    .venv/bin/python bench/run.py [--quick] [--runs 3] [--regen] [--json PATH]
+    .venv/bin/python bench/run.py [--quick] [--runs 3] [--regen] [--json PATH] [--batch-only]
 
 Generates (when missing or stale) synthetic OpenClaw transcripts under bench/data/ with
 bench/gen_transcript.py: t30.jsonl (~30 MB), t300.jsonl (~300 MB) and t0.jsonl (~0.2 MB, one run, for the
@@ -11,7 +12,7 @@ of that best run and the largest peak RSS seen (the child's own ru_maxrss, from 
 Targets (quality.md "Speed and memory"): loopscan/baseline wall-time ratio <= 1.0 on the largest
 file; peak RSS < 64 MiB; RSS growth from the 30 MB to the 300 MB file <= 16 MiB. A missed target is
 printed as MISSED; it never fails the run (exit 1 only when a child cannot run at all).
-MB = 10**6 bytes for file sizes and MB/s; RSS is in MiB.
+The batch targets are listed in bench/batch.py. MB = 10**6 bytes for file sizes and MB/s; RSS is in MiB.
 """
 
 from __future__ import annotations
@@ -204,13 +205,28 @@ def _verdict(ok: bool | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="loopscan speed and memory benchmark (see bench/README.md)")
-    parser.add_argument("--quick", action="store_true", help="30 MB file only (no 300 MB file, no RSS growth figure)")
+    parser.add_argument("--quick", action="store_true", help="30 MB file only (no 300 MB file, no RSS growth figure); batch: the 40- and 130-session folders")
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the best wall time is kept (default 3)")
     parser.add_argument("--regen", action="store_true", help="regenerate the data files even when present")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    parser.add_argument("--batch-only", action="store_true",
+                        help="only the batch benchmarks (audit, whatif, ccusage; bench/batch.py), not analyze")
     args = parser.parse_args(argv)
     runs = max(1, args.runs)
+    results: dict = {}
+    failed = False
+    if not args.batch_only:
+        results, failed = analyze_bench(args, runs)
+    import batch  # noqa: E402 - bench/batch.py imports this module; imported here to keep that one-way at load time
 
+    results["batch"], batch_failed = batch.run_batch(args.quick, runs, args.regen)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 1 if failed or batch_failed else 0
+
+
+def analyze_bench(args: argparse.Namespace, runs: int) -> tuple[dict, bool]:
+    """The analyze benchmark: loopscan analyze against the orjson baseline. Returns (figures, failed)."""
     sizes = [("t30", 30.0)] if args.quick else [("t30", 30.0), ("t300", 300.0)]
     tiny = ensure_file("t0", 0.05, args.regen)
     files = {name: ensure_file(name, mb, args.regen) for name, mb in sizes}
@@ -303,9 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = [j for j in jobs if j.error]
     for job in failed:
         print(f"\n{job.label} on {job.file} FAILED: {job.error}", file=sys.stderr)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
-    return 1 if failed else 0
+    return results, bool(failed)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ RULES = (
 )
 CRITICAL_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "critical"]
 WARNING_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "warning"]
+CONFIG_CHUNK = 32  # configs crossed with the call table at once
 
 
 def parse_values(text: str) -> list[int]:
@@ -229,17 +230,19 @@ def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: s
         by_variant.setdefault(g.variant(), []).append(i)
     results: dict[int, dict[str, Any]] = {}
     for variant, indices in by_variant.items():
-        frames = []
+        merged: dict[str, list] = {"sid": [], "guard_idx": []}
+        keys: dict[str, int] = {}  # warning keys as small ints: only equality within a session matters
         for sid, obs in enumerate(sessions):
             v = obs["variants"][variant]
-            cols = v["columns"]
-            if cols["idx"]:
-                n = len(cols["idx"])
-                guard_idx = v["guard"]["idx"] if v["guard"] else None
-                frames.append(pl.DataFrame({"sid": [sid] * n, "guard_idx": [guard_idx] * n, **cols},
-                                           schema_overrides={"seconds_after": pl.Float64, "cost_after": pl.Float64,
-                                                             "guard_idx": pl.Int64}))
-        calls = pl.concat(frames) if frames else None
+            n = len(v["columns"]["idx"])
+            merged["sid"].extend([sid] * n)
+            merged["guard_idx"].extend([v["guard"]["idx"] if v["guard"] else None] * n)
+            for name, values in v["columns"].items():
+                if name.startswith("key_"):
+                    values = [keys.setdefault(k, len(keys)) for k in values]
+                merged.setdefault(name, []).extend(values)
+        calls = pl.DataFrame(merged, schema_overrides={"seconds_after": pl.Float64, "cost_after": pl.Float64,
+                                                       "guard_idx": pl.Int64}) if merged["sid"] else None
         configs = pl.DataFrame({
             "cfg": indices,
             "W": [grid[i].config.warningThreshold for i in indices],
@@ -254,9 +257,9 @@ def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: s
             "TB": [grid[i].config.tokenBudget for i in indices],
             "MI": [grid[i].config.maxIterations for i in indices],
         }, schema_overrides={"TB": pl.Int64, "MI": pl.Int64})
-        decisions = _decisions(calls, configs, get_profile(variant[0])) if calls is not None else None
+        crit_by, warn_by = _decisions(calls, configs, get_profile(variant[0])) if calls is not None else ({}, {})
         for i in indices:
-            results[i] = _summarise(grid[i], i, decisions, sessions, variant, baseline)
+            results[i] = _summarise(grid[i], crit_by.get(i, {}), warn_by.get(i, {}), sessions, variant, baseline)
     for i in range(len(grid)):
         rows.append(results[i])
     return rows
@@ -303,59 +306,61 @@ def _decisions(calls: Any, configs: Any, profile: Any) -> Any:
     if configs["MI"].min() is not None:
         maybe = maybe | (pl.col("rounds") > configs["MI"].min())
     candidates = calls.filter(maybe)
-    fired = (
-        candidates.lazy().join(configs.lazy(), how="cross")
-        .with_columns(base=openclaw)
-        .with_columns(code=code)
-        .filter(pl.col("code") > 0)
-        .collect()
-    )
-    crit = (
-        fired.filter(pl.col("code").is_in(CRITICAL_CODES))
-        .sort("idx")
-        .group_by(["cfg", "sid"], maintain_order=True)
-        .first()
-        .select("cfg", "sid", pl.col("idx").alias("block_idx"), pl.col("code").alias("block_code"),
-                pl.when(pl.col("code") == 1).then(pl.col("unknown"))
-                .when(pl.col("code") == 5).then(pl.col("pp"))
-                .when(pl.col("code") == 9).then(pl.col("tokens"))
-                .when(pl.col("code") == 10).then(pl.col("rounds"))
-                .when(pl.col("code") == 11).then(stale).otherwise(pl.col("np")).alias("block_count"),
-                "tokens_after", "cost_after", "calls_after", "seconds_after")
-    )
-    warn = (
-        fired.filter(pl.col("code").is_in(WARNING_CODES))
-        .join(crit.select("cfg", "sid", "block_idx"), on=["cfg", "sid"], how="left")
-        # warnings count up to the block: before the first critical (that call never runs), and up to
-        # and including the call whose outcome made the post-compaction guard abort
-        .filter((pl.col("idx") < pl.col("block_idx").fill_null(2**62)) & (pl.col("idx") <= pl.col("guard_idx").fill_null(2**62)))
-        .with_columns(
-            key=pl.when(pl.col("code") == 4).then(pl.col("key_poll"))
-            .when(pl.col("code") == 6).then(pl.col("key_pp"))
-            .when(pl.col("code") == 12).then(pl.col("key_session")).otherwise(pl.col("key_generic")),
-            count=pl.when(pl.col("code") == 4).then(np_).when(pl.col("code") == 6).then(pp)
-            .when(pl.col("code") == 12).then(stale).otherwise(rec),
+    crit_by: dict[int, dict[int, dict[str, Any]]] = {}
+    warn_by: dict[int, dict[int, int]] = {}
+    # the calls cross a chunk of configs at a time: memory is calls x chunk, whatever the grid
+    for start in range(0, configs.height, CONFIG_CHUNK):
+        fired = (
+            candidates.lazy().join(configs.slice(start, CONFIG_CHUNK).lazy(), how="cross")
+            .with_columns(base=openclaw)
+            .with_columns(code=code)
+            .filter(pl.col("code") > 0)
+            .collect()
         )
-        .with_columns(bucket=pl.col("count") // WARNING_BUCKET)
-        .sort("idx")
-        .with_columns(prev=pl.col("bucket").cum_max().shift(1).over(["cfg", "sid", "key"]).fill_null(-1))
-        .filter(pl.col("bucket") > pl.col("prev"))
-        .group_by(["cfg", "sid"])
-        .agg(pl.len().alias("warnings"), pl.col("idx").min().alias("first_warning"))
-    )
-    return crit, warn
+        crit = (
+            fired.filter(pl.col("code").is_in(CRITICAL_CODES))
+            .sort("idx")
+            .group_by(["cfg", "sid"], maintain_order=True)
+            .first()
+            .select("cfg", "sid", pl.col("idx").alias("block_idx"), pl.col("code").alias("block_code"),
+                    pl.when(pl.col("code") == 1).then(pl.col("unknown"))
+                    .when(pl.col("code") == 5).then(pl.col("pp"))
+                    .when(pl.col("code") == 9).then(pl.col("tokens"))
+                    .when(pl.col("code") == 10).then(pl.col("rounds"))
+                    .when(pl.col("code") == 11).then(stale).otherwise(pl.col("np")).alias("block_count"),
+                    "tokens_after", "cost_after", "calls_after", "seconds_after")
+        )
+        warn = (
+            fired.filter(pl.col("code").is_in(WARNING_CODES))
+            .join(crit.select("cfg", "sid", "block_idx"), on=["cfg", "sid"], how="left")
+            # warnings count up to the block: before the first critical (that call never runs), and up
+            # to and including the call whose outcome made the post-compaction guard abort
+            .filter((pl.col("idx") < pl.col("block_idx").fill_null(2**62))
+                    & (pl.col("idx") <= pl.col("guard_idx").fill_null(2**62)))
+            .with_columns(
+                key=pl.when(pl.col("code") == 4).then(pl.col("key_poll"))
+                .when(pl.col("code") == 6).then(pl.col("key_pp"))
+                .when(pl.col("code") == 12).then(pl.col("key_session")).otherwise(pl.col("key_generic")),
+                count=pl.when(pl.col("code") == 4).then(np_).when(pl.col("code") == 6).then(pp)
+                .when(pl.col("code") == 12).then(stale).otherwise(rec),
+            )
+            .with_columns(bucket=pl.col("count") // WARNING_BUCKET)
+            .sort("idx")
+            .with_columns(prev=pl.col("bucket").cum_max().shift(1).over(["cfg", "sid", "key"]).fill_null(-1))
+            .filter(pl.col("bucket") > pl.col("prev"))
+            .group_by(["cfg", "sid"])
+            .agg(pl.len().alias("warnings"))
+        )
+        for row in crit.iter_rows(named=True):
+            crit_by.setdefault(row["cfg"], {})[row["sid"]] = row
+        for cfg, sid, warnings in warn.iter_rows():
+            warn_by.setdefault(cfg, {})[sid] = warnings
+    return crit_by, warn_by
 
 
-def _summarise(g: GridConfig, i: int, decisions: Any, sessions: list[dict[str, Any]],
-               variant: tuple[str, int], baseline: set[str]) -> dict[str, Any]:
-    crit_by: dict[int, dict[str, Any]] = {}
-    warn_by: dict[int, int] = {}
-    if decisions is not None:
-        crit, warn = decisions
-        for row in crit.filter(crit["cfg"] == i).iter_rows(named=True):
-            crit_by[row["sid"]] = row
-        for row in warn.filter(warn["cfg"] == i).iter_rows(named=True):
-            warn_by[row["sid"]] = row["warnings"]
+def _summarise(g: GridConfig, crit_by: dict[int, dict[str, Any]], warn_by: dict[int, int],
+               sessions: list[dict[str, Any]], variant: tuple[str, int, int], baseline: set[str]) -> dict[str, Any]:
+    """One grid row: `crit_by` / `warn_by` give, per session, the first critical and the warnings."""
     per_session = []
     totals = {"sessions_blocked": 0, "tokens_saved": 0, "calls_saved": 0, "seconds_saved": 0.0, "cost_saved_usd": 0.0,
               "warnings": 0, "baseline_blocked": 0}
