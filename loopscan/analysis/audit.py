@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from loopscan.analysis.batch import Failed, map_sessions
 from loopscan.analysis.session import agent_from_path, analyze_path
 from loopscan.engine.config import ConfigRequest
 from loopscan.readers import ReadError
@@ -113,27 +113,11 @@ def run_audit(
     progress: Callable[[str], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Rows as sessions finish (any order). `progress(path)` is called for each finished one."""
-    if jobs <= 1 or len(paths) <= 1:
-        for path in paths:
-            row = audit_row(path, request, window)
-            if progress:
-                progress(path)
-            if row is not None:
-                yield row
-        return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(audit_row, path, request, window): path for path in paths}
-        for future in as_completed(futures):
-            path = futures[future]
-            try:
-                row = future.result()
-            except Exception as exc:  # a worker died: that session is an error row, the batch goes on
-                row = error_row(path, f"{path}: failed ({type(exc).__name__}: {exc})")
-            if progress:
-                progress(path)
-            if row is not None:
-                yield row
-
+    for path, row in map_sessions(audit_row, paths, (request, window), jobs, progress):
+        if isinstance(row, Failed):
+            yield error_row(path, row)
+        elif row is not None:
+            yield row
 
 
 def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

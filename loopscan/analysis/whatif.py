@@ -13,10 +13,10 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopscan.analysis.batch import Failed, map_sessions
 from loopscan.analysis.session import SessionAnalyzer, agent_from_path
 from loopscan.engine.config import DETECTOR_SWITCHES, ConfigRequest, LoopConfig
 from loopscan.engine.profiles import get_profile
@@ -197,24 +197,9 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int, in
 
 def observe_all(paths: list[str], request: ConfigRequest, variants: list[tuple[str, int, int]], jobs: int,
                 progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    if jobs <= 1 or len(paths) <= 1:
-        results = []
-        for path in paths:
-            results.append(observe(path, request, variants))
-            if progress:
-                progress(path)
-        return results
-    results = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(observe, p, request, variants): p for p in paths}
-        for future in as_completed(futures):
-            try:
-                results.append(future.result())
-            except Exception as exc:  # a worker died: that session is reported, the grid goes on
-                results.append({"path": futures[future], "error": f"{type(exc).__name__}: {exc}"})
-            if progress:
-                progress(futures[future])
-    return results
+    """Observations in the order of `paths`, whatever order the workers finish in."""
+    done = dict(map_sessions(observe, paths, (request, variants), jobs, progress))
+    return [{"path": p, "error": str(done[p])} if isinstance(done[p], Failed) else done[p] for p in paths]
 
 
 # --- evaluating the grid --------------------------------------------------------------------------
