@@ -84,31 +84,51 @@ class Signals(NamedTuple):
     recent: int
     known_poll: bool
     # loopscan's own measures (0 where a profile does not keep them)
-    session_stale: int = 0  # of the last sessionWindow outcomes, those that repeated an earlier triple
+    session_stale: int = 0  # of the run's last sessionWindow outcomes, those that repeated an earlier triple
     tokens: int = 0  # tokens the session used up to and including the turn making this call
     rounds: int = 0  # tool rounds (assistant messages with calls) of this run so far, this one included
 
 
 class SessionNoProgress:
-    """Session-wide, any tool: how many of the last `window` outcomes brought no new information,
-    i.e. repeated a (tool, arguments, outcome) triple already seen in the session. Rotating between
-    commands does not evade it (upstream #79252, #97577)."""
+    """Across all tools: how many of a run's last `window` outcomes brought no new information, i.e.
+    repeated a (tool, arguments, outcome) triple already seen in that run. Rotating between commands
+    does not evade it (upstream #79252, #97577). Scoped to the run like OpenClaw 2026.6's detectors:
+    periodic runs (heartbeats) that repeat the same checks are routine, not a loop."""
 
-    MEMORY = 4096  # distinct triples remembered (the oldest are forgotten first)
+    MEMORY = 4096  # distinct triples remembered per run (the oldest are forgotten first)
+    RUNS = 4  # runs tracked at once (a late result can still belong to a recent earlier run)
 
     def __init__(self, window: int):
+        self.size = window
+        self.runs: OrderedDict[str | None, _RunStaleness] = OrderedDict()
+
+    def stale(self, run: str | None) -> int:
+        tracker = self.runs.get(run)
+        return tracker.stale if tracker else 0
+
+    def observe(self, run: str | None, tool: str, args_hash: str, result_hash: str) -> None:
+        tracker = self.runs.get(run)
+        if tracker is None:
+            tracker = self.runs[run] = _RunStaleness(self.size, self.MEMORY)
+            if len(self.runs) > self.RUNS:
+                self.runs.popitem(last=False)
+        tracker.observe((tool, args_hash, result_hash))
+
+
+class _RunStaleness:
+    def __init__(self, window: int, memory: int):
         self.window: deque[bool] = deque(maxlen=window)
         self.seen: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self.memory = memory
         self.stale = 0
 
-    def observe(self, tool: str, args_hash: str, result_hash: str) -> None:
-        triple = (tool, args_hash, result_hash)
+    def observe(self, triple: tuple[str, str, str]) -> None:
         repeated = triple in self.seen
         if repeated:
             self.seen.move_to_end(triple)
         else:
             self.seen[triple] = None
-            if len(self.seen) > self.MEMORY:
+            if len(self.seen) > self.memory:
                 self.seen.popitem(last=False)
         if len(self.window) == self.window.maxlen and self.window[0]:
             self.stale -= 1

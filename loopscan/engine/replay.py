@@ -195,7 +195,7 @@ class Replay:
         call = state.call
         sig = signals(self.history.scoped(call.run), call.tool, state.args_hash, call.arguments,
                       self.profile.unknown_tool_detector)
-        return sig._replace(session_stale=self.session.stale if self.session else 0, tokens=state.tokens,
+        return sig._replace(session_stale=self.session.stale(call.run) if self.session else 0, tokens=state.tokens,
                             rounds=state.rounds)
 
     def _record_outcome(self, state: CallState) -> None:
@@ -204,7 +204,7 @@ class Replay:
         self.history.record_outcome(call.tool, state.args_hash, call.id, call.run, state.result_hash,
                                     state.unknown_tool)
         if self.session is not None:
-            self.session.observe(call.tool, state.args_hash, state.result_hash)
+            self.session.observe(call.run, call.tool, state.args_hash, state.result_hash)
         count = self.guard.observe(call.tool, state.args_hash, state.result_hash)
         if count is not None and self.observe:
             if self.first_guard_abort is None:
