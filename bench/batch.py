@@ -9,7 +9,7 @@ Targets (quality.md "Speed and memory"), measured in one run, never asserted (a 
 - token totals per session equal to ccusage's: input, output, cacheRead, cacheWrite of every
   session (`loopscan analyze NIGHT --format json` summaries against ccusage's session rows);
 - `audit --jobs 2` against `--jobs 1` on the 4x night: speed-up >= 1.5 (the issue) and >= 1.7 (quality.md);
-- `loopscan whatif` over ~1,000 resolved configs: at most 2x the time of one `audit` of the same folder.
+- `loopscan whatif` over ~2,000 resolved configs: at most 2x the time of one `audit` of the same folder.
 
 Data (bench/data/, git-ignored), made by bench/gen_night.py when missing or stale:
 `night/` (~130 sessions, ~35 MB), `night4/` (~520 sessions, ~140 MB); with --quick `nightq/`
@@ -45,10 +45,9 @@ CCUSAGE_NATIVE_PKG = {("Linux", "x86_64"): "@ccusage/ccusage-linux-x64", ("Linux
 # (name, sessions, total MB, seed)
 FOLDERS = {"night": (130, 35.0, 11), "night4": (520, 140.0, 44), "nightq": (40, 10.0, 7)}
 
-# ~1,000 resolved configs: 11 warning x 7 critical x 5 global x 2 history x 2 profiles = 1,540 combinations,
-# of which OpenClaw's clamping rules (critical > warning, global > critical) merge some
-WHATIF_AXES = ["--warning", "5:15", "--critical", "10:40:5", "--global", "20:40:5", "--history", "20,30",
-               "--profile", "openclaw-2026.6,loopscan"]
+# The issue's case: ~2,000 resolved configs of one profile and history size (20 warning x 20 critical x
+# 5 global = 2,000 combinations, 1,990 after OpenClaw's clamping), against one audit of the same folder.
+WHATIF_AXES = ["--warning", "5:24", "--critical", "22:60:2", "--global", "61:80:4"]
 
 TARGET_CCUSAGE = 1.0
 TARGET_SPEEDUP_ISSUE = 1.5

@@ -24,7 +24,6 @@ from loopscan.events import (
     ModelTurn,
     PromptError,
     SessionMeta,
-    ToolCall,
     ToolResult,
     UserMessage,
 )
@@ -48,24 +47,23 @@ def agent_from_path(path: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _command(call: ToolCall) -> str | None:
+def _command(tool: str, arguments: Any) -> str | None:
     """The command string of an exec call (exec repeats are grouped by command alone)."""
-    args = call.arguments
-    if call.tool == "exec" and isinstance(args, dict) and isinstance(args.get("command"), str):
-        return args["command"]
+    if tool == "exec" and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        return arguments["command"]
     return None
 
 
 def repeat_key(tool: str, arguments: Any) -> str:
     """How a repeat is shown: the command for exec, else tool + short argument rendering."""
-    if tool == "exec" and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
-        return _clip(arguments["command"])
-    rendered = stable_json(arguments).decode("utf-8", "replace")
-    return _clip(f"{tool} {rendered}")
+    command = _command(tool, arguments)
+    if command is not None:
+        return _clip(command)
+    return _clip(f"{tool} {stable_json(arguments).decode('utf-8', 'replace')}")
 
 
 def _clip(text: str, limit: int = KEY_CHARS) -> str:
-    text = " ".join(text.split())
+    text = " ".join(text[: limit * 4].split())  # whitespace folded in the head only: outputs can be MBs
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -74,7 +72,7 @@ class _Repeat:
 
     def __init__(self, tool: str, key: str, index: int):
         self.tool, self.key, self.count, self.first_call, self.last_call = tool, key, 1, index, index
-        self.outcomes: set[int] = set()  # distinct outcomes, as 64-bit prefixes of their hashes
+        self.outcomes: set[int] = set()  # distinct outcomes, kept as hash() of their identities
 
 
 class _TokenSeries:
@@ -239,7 +237,7 @@ class SessionAnalyzer:
         for state in self.replay.batch if turn.calls else ():
             call = state.call
             self.tool_calls += 1
-            group = (call.tool, _command(call) or state.args_hash)
+            group = (call.tool, _command(call.tool, call.arguments) or state.args_hash)
             self._call_keys[call.index] = group
             rep = self.repeats.get(group)
             if rep is None:
@@ -304,6 +302,8 @@ class SessionAnalyzer:
         replay = self.replay
         replay.finish()
         self._annotate()
+        if self.failures_dropped:
+            diag.note(None, f"{self.failures_dropped} more failures than the {MAX_FAILURES} listed")
         meta = self.meta or SessionMeta("openclaw", None, None, None)
         started = parse_iso(meta.timestamp) or self.first_ts
         total = self.prompt + self.output

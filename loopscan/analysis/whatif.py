@@ -42,7 +42,7 @@ RULES = (
 )
 CRITICAL_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "critical"]
 WARNING_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "warning"]
-CONFIG_CHUNK = 32  # configs crossed with the call table at once
+CROSS_ROWS = 100_000  # rows of (candidate call x config) evaluated at once: bounds memory
 
 
 def parse_values(text: str) -> list[int]:
@@ -290,16 +290,34 @@ def _decisions(calls: Any, configs: Any, profile: Any) -> Any:
         maybe = maybe | (pl.col("tokens") >= configs["TB"].min())
     if configs["MI"].min() is not None:
         maybe = maybe | (pl.col("rounds") > configs["MI"].min())
-    candidates = calls.filter(maybe)
+    candidates = calls.filter(maybe).with_row_index("row")
+    savings = candidates.select("row", "tokens_after", "cost_after", "calls_after", "seconds_after")
+    inputs = candidates.select("row", "sid", "idx", "guard_idx", "unknown", "np", "pp", "ev", "recent", "kp", "stale",
+                               "tokens", "rounds", "key_generic", "key_poll", "key_pp", "key_session").lazy()
     crit_by: dict[int, dict[int, dict[str, Any]]] = {}
     warn_by: dict[int, dict[int, int]] = {}
-    # the calls cross a chunk of configs at a time: memory is calls x chunk, whatever the grid
-    for start in range(0, configs.height, CONFIG_CHUNK):
+    # the calls cross a chunk of configs at a time (memory stays bounded whatever the grid); what
+    # leaves the cross join is a few integers a fired (call, config) pair
+    chunk = max(1, CROSS_ROWS // max(1, candidates.height))
+    for start in range(0, configs.height, chunk):
         fired = (
-            candidates.lazy().join(configs.slice(start, CONFIG_CHUNK).lazy(), how="cross")
+            inputs.join(configs.slice(start, chunk).lazy(), how="cross")
             .with_columns(base=openclaw)
             .with_columns(code=code)
             .filter(pl.col("code") > 0)
+            .select(
+                "row", "cfg", "sid", "idx", "guard_idx", "code",
+                # the streak that crossed the threshold, and the key a warning is emitted under
+                count=pl.when(pl.col("code") == 1).then(pl.col("unknown"))
+                .when(pl.col("code").is_in([5, 6])).then(pp)
+                .when(pl.col("code") == 8).then(rec)
+                .when(pl.col("code") == 9).then(pl.col("tokens"))
+                .when(pl.col("code") == 10).then(pl.col("rounds"))
+                .when(pl.col("code").is_in([11, 12])).then(stale).otherwise(np_),
+                key=pl.when(pl.col("code") == 4).then(pl.col("key_poll"))
+                .when(pl.col("code") == 6).then(pl.col("key_pp"))
+                .when(pl.col("code") == 12).then(pl.col("key_session")).otherwise(pl.col("key_generic")),
+            )
             .collect()
         )
         crit = (
@@ -307,13 +325,10 @@ def _decisions(calls: Any, configs: Any, profile: Any) -> Any:
             .sort("idx")
             .group_by(["cfg", "sid"], maintain_order=True)
             .first()
+            .join(savings, on="row")
             .select("cfg", "sid", pl.col("idx").alias("block_idx"), pl.col("code").alias("block_code"),
-                    pl.when(pl.col("code") == 1).then(pl.col("unknown"))
-                    .when(pl.col("code") == 5).then(pl.col("pp"))
-                    .when(pl.col("code") == 9).then(pl.col("tokens"))
-                    .when(pl.col("code") == 10).then(pl.col("rounds"))
-                    .when(pl.col("code") == 11).then(stale).otherwise(pl.col("np")).alias("block_count"),
-                    "tokens_after", "cost_after", "calls_after", "seconds_after")
+                    pl.col("count").alias("block_count"), "tokens_after", "cost_after", "calls_after",
+                    "seconds_after")
         )
         warn = (
             fired.filter(pl.col("code").is_in(WARNING_CODES))
@@ -322,13 +337,6 @@ def _decisions(calls: Any, configs: Any, profile: Any) -> Any:
             # to and including the call whose outcome made the post-compaction guard abort
             .filter((pl.col("idx") < pl.col("block_idx").fill_null(2**62))
                     & (pl.col("idx") <= pl.col("guard_idx").fill_null(2**62)))
-            .with_columns(
-                key=pl.when(pl.col("code") == 4).then(pl.col("key_poll"))
-                .when(pl.col("code") == 6).then(pl.col("key_pp"))
-                .when(pl.col("code") == 12).then(pl.col("key_session")).otherwise(pl.col("key_generic")),
-                count=pl.when(pl.col("code") == 4).then(np_).when(pl.col("code") == 6).then(pp)
-                .when(pl.col("code") == 12).then(stale).otherwise(rec),
-            )
             .with_columns(bucket=pl.col("count") // WARNING_BUCKET)
             .sort("idx")
             .with_columns(prev=pl.col("bucket").cum_max().shift(1).over(["cfg", "sid", "key"]).fill_null(-1))
