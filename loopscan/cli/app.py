@@ -179,7 +179,7 @@ class WhatifFormat(str, Enum):
     html = "html"
 
 
-_RANGE = "a range START:END[:STEP], a list A,B,C, or one value"
+_RANGE = "START:END[:STEP] (inclusive), A,B,C, or one value"
 
 
 @app.command()
@@ -187,16 +187,16 @@ def whatif(
     paths: SessionsArg = None,
     baseline: Annotated[Optional[list[str]], typer.Option("--baseline", help="Sessions known to be healthy (repeatable; files, folders, globs).")] = None,
     recommend: Annotated[bool, typer.Option("--recommend", help="Print the config that saves the most tokens while blocking no baseline session.")] = False,
-    warning: Annotated[Optional[str], typer.Option("--warning", help=f"warningThreshold values: {_RANGE}.")] = None,
-    critical: Annotated[Optional[str], typer.Option("--critical", help=f"criticalThreshold values: {_RANGE}.")] = None,
-    global_: Annotated[Optional[str], typer.Option("--global", help=f"globalCircuitBreakerThreshold values: {_RANGE}.")] = None,
-    unknown: Annotated[Optional[str], typer.Option("--unknown", help=f"unknownToolThreshold values: {_RANGE}.")] = None,
-    history: Annotated[Optional[str], typer.Option("--history", help=f"historySize values: {_RANGE}.")] = None,
-    session_warning: Annotated[Optional[str], typer.Option("--session-warning", help=f"session_no_progress warning values (loopscan profile): {_RANGE}.")] = None,
-    session_critical: Annotated[Optional[str], typer.Option("--session-critical", help=f"session_no_progress critical values: {_RANGE}.")] = None,
-    session_window: Annotated[Optional[str], typer.Option("--session-window", help=f"session_no_progress window values: {_RANGE}.")] = None,
-    token_budget: Annotated[Optional[str], typer.Option("--token-budget", help=f"token_budget values (session tokens): {_RANGE}.")] = None,
-    max_iterations: Annotated[Optional[str], typer.Option("--max-iterations", help=f"iteration_budget values (tool rounds per run): {_RANGE}.")] = None,
+    warning: Annotated[Optional[str], typer.Option("--warning", metavar="RANGE", help=f"warningThreshold values to try: {_RANGE}")] = None,
+    critical: Annotated[Optional[str], typer.Option("--critical", metavar="RANGE", help="criticalThreshold values to try")] = None,
+    global_: Annotated[Optional[str], typer.Option("--global", metavar="RANGE", help="globalCircuitBreakerThreshold values to try")] = None,
+    unknown: Annotated[Optional[str], typer.Option("--unknown", metavar="RANGE", help="unknownToolThreshold values to try")] = None,
+    history: Annotated[Optional[str], typer.Option("--history", metavar="RANGE", help="historySize values to try")] = None,
+    session_warning: Annotated[Optional[str], typer.Option("--session-warning", metavar="RANGE", help="session_no_progress warning values to try")] = None,
+    session_critical: Annotated[Optional[str], typer.Option("--session-critical", metavar="RANGE", help="session_no_progress critical values to try")] = None,
+    session_window: Annotated[Optional[str], typer.Option("--session-window", metavar="RANGE", help="session_no_progress window values to try")] = None,
+    token_budget: Annotated[Optional[str], typer.Option("--token-budget", metavar="RANGE", help="token_budget values to try (session tokens)")] = None,
+    max_iterations: Annotated[Optional[str], typer.Option("--max-iterations", metavar="RANGE", help="iteration_budget values to try (tool rounds a run)")] = None,
     profile: Annotated[str, typer.Option("--profile", help="Comma list of profiles to compare side by side.")] = "openclaw-2026.6",
     detectors: Annotated[Optional[list[str]], typer.Option("--detectors", help="A detector-switch variant (repeatable): comma list of the detectors kept on, or all / none.")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="openclaw.json whose values are the base of axes not given.")] = None,
