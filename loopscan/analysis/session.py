@@ -217,6 +217,10 @@ class SessionAnalyzer:
     def _annotate(self) -> None:
         """Stamp what the replay just decided with the tokens spent up to the deciding call's turn."""
         replay = self.replay
+        if len(replay.firings) == len(self._firings) and len(replay.observed) == len(self.observed_spent) \
+                and (replay.block is None or self._block_at is not None) \
+                and (replay.first_guard_abort is None or self.guard_spent is not None):
+            return  # nothing new (the common case)
         for firing in replay.firings[len(self._firings):]:
             turn, tokens, _ = self._recent.get(firing.turn_line, (None, 0, 0.0))
             self._firings.append((firing, turn, tokens))
