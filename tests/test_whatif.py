@@ -120,7 +120,7 @@ def test_grid_rows_equal_analyze_on_every_kind_of_loop(sessions):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     w=st.integers(1, 25), c=st.integers(1, 30), g=st.integers(1, 40), u=st.integers(1, 15),
-    h=st.sampled_from([5, 12, 30]), profile=st.sampled_from(["openclaw-2026.6", "openclaw-2026.2", "loopscan"]),
+    h=st.sampled_from([5, 12, 30]), profile=st.sampled_from(["openclaw-2026.6", "openclaw-2026.2", "openclaw-2026.8", "loopscan"]),
     switches=st.fixed_dictionaries({k: st.booleans() for k in ("genericRepeat", "knownPollNoProgress", "pingPong")}),
     sw=st.integers(1, 20), sc=st.integers(1, 25), swin=st.sampled_from([10, 30]),
     tb=st.none() | st.integers(10_000, 400_000), mi=st.none() | st.integers(1, 30),

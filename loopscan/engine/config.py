@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopscan.engine.profiles import get_profile
+
 DETECTOR_SWITCHES = ("genericRepeat", "knownPollNoProgress", "pingPong")
 DETECTOR_ALIASES = {
     "generic_repeat": "genericRepeat",
@@ -140,6 +142,8 @@ def resolve(
     block = dict(block or {})
     overrides = overrides or {}
     enabled = block.get("enabled")
+    if get_profile(profile).fixed_thresholds:
+        block = {}  # that release reads only `enabled`; what-if overrides still apply
     values = {
         name: positive_int(overrides.get(name, block.get(name))) or default for name, default in DEFAULTS.items()
     }

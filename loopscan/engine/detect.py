@@ -65,6 +65,14 @@ class History:
             self.records.append(Record(tool, args_hash, call_id, run, result_hash, unknown_tool))
         self._trim()
 
+    def latest_result(self, tool: str, args_hash: str, run: str | None) -> str | None:
+        """The newest outcome recorded for this call in the run's window (what a veto repeats)."""
+        run = run if self.run_scoping else None
+        for record in reversed(self.records):
+            if record.run == run and record.tool == tool and record.args_hash == args_hash and record.result_hash:
+                return record.result_hash
+        return None
+
     def _trim(self) -> None:
         excess = len(self.records) - self.size
         if excess > 0:

@@ -10,7 +10,7 @@ import re
 from typing import Any, NamedTuple
 
 from loopscan.engine.hashing import UNDEFINED, digest
-from loopscan.engine.noise import mask_volatile
+from loopscan.engine.noise import mask_failure, mask_volatile
 from loopscan.engine.profiles import Profile
 
 # JavaScript's String.prototype.trim() set (WhiteSpace + LineTerminator).
@@ -43,6 +43,7 @@ class Outcome(NamedTuple):
     unknown_tool: str | None = None
 
 
+VETO = "veto"  # 2026.8: the detector's own veto, recorded as the outcome it vetoed (see Replay)
 NOT_EVALUATED = "rejected"  # 5a: the agent loop rejected the call before OpenClaw's wrapper ran
 THROWN = "thrown"  # 5b: the tool threw; OpenClaw's adapter wrote {status:error, tool, error}
 NORMAL = "normal"  # 5c
@@ -123,7 +124,7 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _exec_hash(details: dict, texts: tuple[str, ...], masked: bool) -> str | None:
+def _exec_hash(details: dict, texts: tuple[str, ...], profile: Profile) -> str | None:
     status = _str_or_none(details.get("status"))
     if not status:
         return None
@@ -134,8 +135,10 @@ def _exec_hash(details: dict, texts: tuple[str, ...], masked: bool) -> str | Non
         aggregated = details.get("aggregated")
         aggregated = aggregated.strip(JS_WHITESPACE) if isinstance(aggregated, str) else ""
         output = aggregated or join_text(texts)
-        if masked:
+        if profile.noise_tolerant_exec:
             output = mask_volatile(output)
+        elif profile.exec_failure_identity and status == "failed":
+            output = mask_failure(output)
         return digest(
             {
                 "status": status,
@@ -198,10 +201,13 @@ def outcome_hash(tool: str, params: Any, details: Any, texts: tuple[str, ...], i
     if classify(details, is_error) == THROWN:
         return thrown_outcome(details["error"], profile)
     details = details if isinstance(details, dict) else {}
-    if profile.loop_veto_unhashed and details.get("status") == "blocked" and details.get("deniedReason") == "tool-loop":
-        return Outcome(None)
+    if details.get("status") == "blocked" and details.get("deniedReason") == "tool-loop":
+        if profile.loop_veto_unhashed:
+            return Outcome(None)
+        if profile.veto_extends_streak:
+            return Outcome(VETO)
     if tool == "exec" and profile.exec_outcome_hash:
-        hashed = _exec_hash(details, texts, profile.noise_tolerant_exec)
+        hashed = _exec_hash(details, texts, profile)
         if hashed:
             return Outcome(hashed)
     if tool == "process" and isinstance(params, dict) and params.get("action") in ("poll", "log"):

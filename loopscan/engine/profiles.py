@@ -20,6 +20,10 @@ class Profile:
     loop_veto_unhashed: bool = True  # the detector's own veto result gets no outcome hash
     update_plan_shape: bool = True  # update_plan params/details reduced to their status shape
     warning_key_per_run: bool = True  # warning buckets are kept per run
+    # OpenClaw 2026.8
+    fixed_thresholds: bool = False  # the file's thresholds are ignored (only `enabled` is read)
+    veto_extends_streak: bool = False  # the detector's own veto counts as the outcome it vetoed again
+    exec_failure_identity: bool = False  # failed exec output hashed with times, attempts, pids masked
     # loopscan's own fixes for what upstream users asked for (detector.md section 7)
     noise_tolerant_exec: bool = False  # exec output hashed with volatile parts masked (#93917)
     session_no_progress: bool = False  # session-wide no-progress detector, any tool (#79252, #97577)
@@ -43,6 +47,16 @@ OPENCLAW_2026_2 = replace(
     warning_key_per_run=False,
 )
 
+OPENCLAW_2026_8 = replace(
+    OPENCLAW_2026_6,
+    name="openclaw-2026.8",
+    description="OpenClaw Aug 2026 on: fixed thresholds, vetoes extend streaks, exec failure identity "
+    "(its argument-churn warning is not replayed)",
+    fixed_thresholds=True,
+    loop_veto_unhashed=False,
+    veto_extends_streak=True,
+    exec_failure_identity=True,
+)
 LOOPSCAN = replace(
     OPENCLAW_2026_6,
     name="loopscan",
@@ -51,7 +65,7 @@ LOOPSCAN = replace(
     session_no_progress=True,
 )
 
-PROFILES = {p.name: p for p in (OPENCLAW_2026_6, OPENCLAW_2026_2, LOOPSCAN)}
+PROFILES = {p.name: p for p in (OPENCLAW_2026_6, OPENCLAW_2026_2, OPENCLAW_2026_8, LOOPSCAN)}
 DEFAULT_PROFILE = OPENCLAW_2026_6.name
 
 

@@ -22,7 +22,7 @@ from loopscan.engine.config import LoopConfig
 from loopscan.engine.detect import Decision, History, SessionNoProgress, Signals, decide, signals
 from loopscan.engine.guard import CompactionGuard
 from loopscan.engine.hashing import digest
-from loopscan.engine.outcome import NOT_EVALUATED, classify, join_text, outcome_hash, args_hash
+from loopscan.engine.outcome import NOT_EVALUATED, VETO, args_hash, classify, join_text, outcome_hash
 from loopscan.engine.profiles import Profile, get_profile
 from loopscan.events import Compaction, Event, ModelTurn, ToolCall, ToolResult
 
@@ -201,6 +201,10 @@ class Replay:
     def _record_outcome(self, state: CallState) -> None:
         call = state.call
         assert state.result_hash is not None
+        if state.result_hash == VETO:  # 2026.8: a veto repeats the outcome it vetoed: the streak goes on
+            state.result_hash = self.history.latest_result(call.tool, state.args_hash, call.run)
+            if state.result_hash is None:
+                return
         self.history.record_outcome(call.tool, state.args_hash, call.id, call.run, state.result_hash,
                                     state.unknown_tool)
         if self.session is not None:
