@@ -37,7 +37,7 @@ def expand(paths: list[str], include_archived: bool = False) -> tuple[list[str],
     """(session files, problems).
 
     A file named explicitly is taken as it is (its content decides); a glob keeps the session names
-    it matches; a folder is searched recursively, each real folder once (symlink loops end there).
+    it matches; a folder is searched recursively without following symlinked folders.
     """
     found: list[str] = []
     problems: list[str] = []
@@ -61,22 +61,14 @@ def expand(paths: list[str], include_archived: bool = False) -> tuple[list[str],
 
 
 def _walk(top: str, include_archived: bool, problems: list[str]) -> list[str]:
+    """Session names below `top`. Symlinked folders are not followed: a scan never leaves the tree it
+    was given, and a symlink loop cannot trap it."""
     out: list[str] = []
-    seen: set[tuple[int, int]] = set()
 
     def onerror(exc: OSError) -> None:
         problems.append(f"{exc.filename}: cannot list ({exc.strerror})")
 
-    for root, dirs, files in os.walk(top, followlinks=True, onerror=onerror):
-        try:
-            st = os.stat(root)
-        except OSError:
-            dirs[:] = []
-            continue
-        if (st.st_dev, st.st_ino) in seen:
-            dirs[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
+    for root, dirs, files in os.walk(top, onerror=onerror):
         dirs.sort()
         out.extend(os.path.join(root, name) for name in sorted(files) if is_session_name(name, include_archived))
     return out

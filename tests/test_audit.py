@@ -167,3 +167,11 @@ def test_robust_to_symlink_loops_vanished_and_truncated_gzip(cli, state, tmp_pat
 def test_table_has_a_totals_line(cli, state):
     _, out, _ = cli("audit", str(state), "-f", "table")
     assert "would have been blocked" in out and "generic_repeat @21" in out
+
+
+def test_symlinked_folders_are_not_followed_out_of_the_tree(cli, state, tmp_path):
+    outside = tmp_path / "elsewhere"
+    _reads(25, session="outside").write(outside, "foreign.jsonl")
+    os.symlink(outside, state / "agents" / "main" / "sessions" / "link-out")
+    names = {Path(r["path"]).name for r in cli("audit", str(state), "-f", "json").json["sessions"]}
+    assert "foreign.jsonl" not in names and "blocked.jsonl" in names
