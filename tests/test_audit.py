@@ -175,3 +175,8 @@ def test_symlinked_folders_are_not_followed_out_of_the_tree(cli, state, tmp_path
     os.symlink(outside, state / "agents" / "main" / "sessions" / "link-out")
     names = {Path(r["path"]).name for r in cli("audit", str(state), "-f", "json").json["sessions"]}
     assert "foreign.jsonl" not in names and "blocked.jsonl" in names
+
+
+def test_markdown(cli, state):
+    md = cli("audit", str(state), "-f", "markdown").out
+    assert md.startswith("# loopscan audit") and "generic\\_repeat @21" in md and "unreadable:" in md

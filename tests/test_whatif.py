@@ -207,3 +207,8 @@ def test_whatif_usage_errors(cli, sessions):
     assert cli("whatif", *sessions, "--warning", "x:y")[0] == 2
     assert cli("whatif", *sessions, "--profile", "openclaw-1999")[0] == 2
     assert cli("whatif", *sessions, "-f", "parquet")[0] == 2
+
+
+def test_whatif_markdown(cli, sessions):
+    md = cli("whatif", *sessions, "--critical", "10,20", "--recommend", "-f", "markdown").out
+    assert md.startswith("# loopscan whatif: 2 configs") and "```json5" in md and "enabled: true" in md

@@ -117,6 +117,7 @@ def analyze(
 class AuditFormat(str, Enum):
     table = "table"
     json = "json"
+    markdown = "markdown"
     csv = "csv"
     parquet = "parquet"
 
@@ -131,7 +132,7 @@ def audit(
     include_archived: ArchivedOpt = False,
     jobs: JobsOpt = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any input could not be read.")] = False,
-    format: Annotated[Optional[AuditFormat], typer.Option("--format", "-f", help="table (default on a terminal), json (default otherwise), csv, parquet.")] = None,
+    format: Annotated[Optional[AuditFormat], typer.Option("--format", "-f", help="table (default on a terminal), json (default otherwise), markdown, csv, parquet.")] = None,
     output: OutputOpt = None,
     fail_on: FailOnOpt = FailOn.critical,
     redact: RedactOpt = True,
@@ -159,6 +160,8 @@ def audit(
     doc = audit_report.document(rows, totals(rows), request.resolve().to_json(), redact)
     if out.format == "json":
         out.write(json_report.dumps(doc))
+    elif out.format == "markdown":
+        out.write(audit_report.render_markdown(doc))
     elif out.format in ("csv", "parquet"):
         out.write_frame(doc, audit_report.write_frame)
     else:
@@ -174,6 +177,7 @@ def audit(
 class WhatifFormat(str, Enum):
     table = "table"
     json = "json"
+    markdown = "markdown"
     csv = "csv"
     parquet = "parquet"
     html = "html"
@@ -204,7 +208,7 @@ def whatif(
     include_archived: ArchivedOpt = False,
     jobs: JobsOpt = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows shown in the table.")] = 25,
-    format: Annotated[Optional[WhatifFormat], typer.Option("--format", "-f", help="table (default on a terminal), json (default otherwise), csv, parquet, html.")] = None,
+    format: Annotated[Optional[WhatifFormat], typer.Option("--format", "-f", help="table (default on a terminal), json (default otherwise), markdown, csv, parquet, html.")] = None,
     output: OutputOpt = None,
 ) -> None:
     """Threshold what-if tuning over many sessions, with a recommended openclaw.json snippet."""
@@ -252,6 +256,8 @@ def whatif(
                           len(set(healthy)), errors)
     if out.format == "json":
         out.write(json_report.dumps(doc))
+    elif out.format == "markdown":
+        out.write(report.render_markdown(doc, top))
     elif out.format in ("csv", "parquet"):
         out.write_frame(doc, report.write_frame)
     elif out.format == "html":

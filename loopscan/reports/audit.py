@@ -72,3 +72,29 @@ def write_frame(doc: dict[str, Any], fmt: str, out: IO[bytes] | IO[str] | str) -
         frame.write_csv(out)
     else:
         frame.write_parquet(out)
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    from loopscan.reports.markdown import esc
+
+    t = doc["totals"]
+    out = ["# loopscan audit", "",
+           f"{t['sessions']} sessions: {t['sessions_blocked']} would have been blocked, {t['sessions_warned']} warned, "
+           f"{t['errors']} unreadable; {number(t['tokens'])} tokens in all, {number(t['tokens_after_block'])} after a "
+           f"block (${t['cost_after_block_usd']:.2f} of ${t['cost_usd']:.2f}).", "",
+           "| # | session | agent | started | calls | tokens | first warning | block | tokens after | worst repeat |",
+           "|---:|---|---|---|---:|---:|---|---|---:|---|"]
+    for i, row in enumerate(doc["sessions"], 1):
+        if row["error"]:
+            out.append(f"| {i} | {esc(_name(row['path']))} | {esc(row['agent_id'])} | | | | | | | unreadable: {esc(row['error'])} |")
+            continue
+        warn, block, worst = row["first_warning"], row["block"], row["worst_repeat"]
+        first = esc(f"{warn['detector']} @{warn['call_index']}") if warn else "—"
+        stop = esc(f"{block['detector']} @{block['call_index']}") if block else "—"
+        repeated = esc(f"{worst['count']}× {worst['key']}") if worst else "—"
+        out.append(
+            f"| {i} | {esc(_name(row['path']))} | {esc(row['agent_id'])} | {esc(row['started_at'])} | "
+            f"{number(row['tool_calls'])} | {number(row['total_tokens'])} | {first} | {stop} | "
+            f"{number(block['tokens_after']) if block else '—'} | {repeated} |"
+        )
+    return "\n".join(out) + "\n"

@@ -122,3 +122,20 @@ def render_html(doc: dict[str, Any]) -> str:
         f"<th class=\"n\">tokens saved</th><th class=\"n\">warnings</th><th class=\"n\">baseline blocked</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></body></html>\n"
     )
+
+
+def render_markdown(doc: dict[str, Any], top: int = 25) -> str:
+    out = [f"# loopscan whatif: {len(doc['grid'])} configs over {doc['sessions']} sessions "
+           f"({doc['baseline_sessions']} baseline)", "",
+           "| profile | config | blocked | tokens saved | calls saved | minutes saved | cost saved | warnings | baseline blocked |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in doc["grid"][:top]:
+        c = row["config"]
+        out.append(f"| {c['profile']} | {_cfg(c)} | {row['sessions_blocked']} | {row['tokens_saved']:,} | "
+                   f"{row['calls_saved']:,} | {row['seconds_saved'] / 60:,.0f} | ${row['cost_saved_usd']:.2f} | "
+                   f"{row['warnings']} | {row['baseline_blocked']} |")
+    if len(doc["grid"]) > top:
+        out += ["", f"… {len(doc['grid']) - top} more rows (--format json for all)"]
+    if doc["recommended"]:
+        out += ["", "## Recommended", "", "```json5", doc["recommended"]["snippet"].rstrip(), "```"]
+    return "\n".join(out) + "\n"
