@@ -243,8 +243,10 @@ def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: s
             "MI": [grid[i].config.maxIterations for i in indices],
         }, schema_overrides={"TB": pl.Int64, "MI": pl.Int64})
         crit_by, warn_by = _decisions(calls, configs, get_profile(variant[0])) if calls is not None else ({}, {})
+        guarded = {sid for sid, obs in enumerate(sessions) if obs["variants"][variant]["guard"] is not None}
         for i in indices:
-            results[i] = _summarise(grid[i], crit_by.get(i, {}), warn_by.get(i, {}), sessions, variant, baseline)
+            results[i] = _summarise(grid[i], crit_by.get(i, {}), warn_by.get(i, {}), guarded, sessions, variant,
+                                    baseline)
     for i in range(len(grid)):
         rows.append(results[i])
     return rows
@@ -351,24 +353,22 @@ def _decisions(calls: Any, configs: Any, profile: Any) -> Any:
     return crit_by, warn_by
 
 
-def _summarise(g: GridConfig, crit_by: dict[int, dict[str, Any]], warn_by: dict[int, int],
+def _summarise(g: GridConfig, crit_by: dict[int, dict[str, Any]], warn_by: dict[int, int], guarded: set[int],
                sessions: list[dict[str, Any]], variant: tuple[str, int, int], baseline: set[str]) -> dict[str, Any]:
-    """One grid row: `crit_by` / `warn_by` give, per session, the first critical and the warnings."""
+    """One grid row: `crit_by` / `warn_by` give, per session, the first critical and the warnings;
+    `guarded` are the sessions the post-compaction guard aborts (whatever the thresholds)."""
     per_session = []
     totals = {"sessions_blocked": 0, "tokens_saved": 0, "calls_saved": 0, "seconds_saved": 0.0, "cost_saved_usd": 0.0,
-              "warnings": 0, "baseline_blocked": 0}
-    for sid, obs in enumerate(sessions):
-        v = obs["variants"][variant]
+              "warnings": sum(warn_by.values()), "baseline_blocked": 0}
+    for sid in sorted(crit_by.keys() | guarded):  # only these can be blocked under this config
+        obs = sessions[sid]
         block = crit_by.get(sid)
-        guard = v["guard"]
+        guard = obs["variants"][variant]["guard"]
         if guard is not None and (block is None or guard["idx"] < block["block_idx"]):
             block = {"block_idx": guard["idx"], "detector": COMPACTION_LOOP, "block_count": guard["count"],
                      **{k: guard[k] for k in ("tokens_after", "cost_after", "calls_after", "seconds_after")}}
-        elif block is not None:
+        else:
             block = {**block, "detector": RULES[block["block_code"] - 1][0]}
-        totals["warnings"] += warn_by.get(sid, 0)
-        if block is None:
-            continue
         totals["sessions_blocked"] += 1
         totals["tokens_saved"] += block["tokens_after"]
         totals["calls_saved"] += block["calls_after"]
