@@ -320,35 +320,37 @@ def _decisions(calls: Any, configs: Any, profile: Any) -> Any:
                 .when(pl.col("code") == 6).then(pl.col("key_pp"))
                 .when(pl.col("code") == 12).then(pl.col("key_session")).otherwise(pl.col("key_generic")),
             )
-            .collect()
+            .cache()
         )
         crit = (
             fired.filter(pl.col("code").is_in(CRITICAL_CODES))
-            .sort("idx")
-            .group_by(["cfg", "sid"], maintain_order=True)
-            .first()
-            .join(savings, on="row")
-            .select("cfg", "sid", pl.col("idx").alias("block_idx"), pl.col("code").alias("block_code"),
-                    pl.col("count").alias("block_count"), "tokens_after", "cost_after", "calls_after",
-                    "seconds_after")
+            .group_by(["cfg", "sid"])
+            .agg(pl.all().sort_by("idx").first())
         )
         warn = (
             fired.filter(pl.col("code").is_in(WARNING_CODES))
-            .join(crit.select("cfg", "sid", "block_idx"), on=["cfg", "sid"], how="left")
+            .join(crit.select("cfg", "sid", pl.col("idx").alias("block_idx")), on=["cfg", "sid"], how="left")
             # warnings count up to the block: before the first critical (that call never runs), and up
             # to and including the call whose outcome made the post-compaction guard abort
             .filter((pl.col("idx") < pl.col("block_idx").fill_null(2**62))
                     & (pl.col("idx") <= pl.col("guard_idx").fill_null(2**62)))
             .with_columns(bucket=pl.col("count") // WARNING_BUCKET)
-            .sort("idx")
-            .with_columns(prev=pl.col("bucket").cum_max().shift(1).over(["cfg", "sid", "key"]).fill_null(-1))
-            .filter(pl.col("bucket") > pl.col("prev"))
+            # once per key per decade of its count: a streak grows by one a call, so the decades a
+            # key is emitted in run from its first warning's to its highest
+            .group_by(["cfg", "sid", "key"])
+            .agg(emitted=pl.col("bucket").max() - pl.col("bucket").sort_by("idx").first() + 1)
             .group_by(["cfg", "sid"])
-            .agg(pl.len().alias("warnings"))
+            .agg(pl.col("emitted").sum().alias("warnings"))
         )
-        for row in crit.iter_rows(named=True):
+        crit_df, warn_df = pl.collect_all([
+            crit.join(savings.lazy(), on="row").select(
+                "cfg", "sid", pl.col("idx").alias("block_idx"), pl.col("code").alias("block_code"),
+                pl.col("count").alias("block_count"), "tokens_after", "cost_after", "calls_after", "seconds_after"),
+            warn,
+        ])
+        for row in crit_df.iter_rows(named=True):
             crit_by.setdefault(row["cfg"], {})[row["sid"]] = row
-        for cfg, sid, warnings in warn.iter_rows():
+        for cfg, sid, warnings in warn_df.iter_rows():
             warn_by.setdefault(cfg, {})[sid] = warnings
     return crit_by, warn_by
 
