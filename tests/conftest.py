@@ -1,5 +1,6 @@
 import io
 import json
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,6 +13,7 @@ from loopscan.cli.env import Environment
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+sys.path.insert(0, str(FIXTURES))  # the fixture generators (and their jsjson helper) import as modules
 
 
 @pytest.fixture
