@@ -16,8 +16,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+INCIDENT := fixtures/incident/deepseek-doom-loop.jsonl
+
 demo: $(STAMP)
-	$(BIN)/loopscan analyze fixtures/incident/deepseek-doom-loop.jsonl --format table --fail-on never
+	$(BIN)/loopscan analyze $(INCIDENT) --format table --fail-on never
+	@echo "\nThe same session under loopscan's own profile (--profile loopscan):"
+	@$(BIN)/loopscan analyze $(INCIDENT) --profile loopscan --format json --fail-on never \
+		| $(BIN)/python -c "import json, sys; print(json.load(sys.stdin)['verdict'])"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

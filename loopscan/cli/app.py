@@ -96,16 +96,15 @@ def analyze(
     from loopscan.readers import ReadError
 
     out = Output(env.ENV, format.value if format else None, output)
-    results, errors = [], 0
+    results = []
     sessions = _expand(paths, out)
     for path in sessions:
         try:
             result = analyze_path(path, request, trace=trace)
         except ReadError as exc:
             out.error(str(exc))
-            errors += 1
             continue
-        out.notes(result.diagnostics)
+        out.notes(result.diagnostics, redact)
         results.append(result)
     if not results:
         out.error("nothing could be read")

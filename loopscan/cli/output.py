@@ -25,9 +25,12 @@ class Output:
     def error(self, message: str) -> None:
         self.err.print(f"loopscan: {message}", markup=False, style="red")
 
-    def notes(self, diag: Diagnostics) -> None:
+    def notes(self, diag: Diagnostics, redact: bool = True) -> None:
+        """The reader's notes (file:line: what was skipped or repaired); they can quote a bad line."""
+        from loopscan.reports.redact import redact_text
+
         for note in diag.notes:
-            self.err.print(f"loopscan: {note}", markup=False, style="yellow")
+            self.err.print(f"loopscan: {redact_text(note) if redact else note}", markup=False, style="yellow")
         if diag.dropped_notes:
             self.err.print(f"loopscan: {diag.path}: … {diag.dropped_notes} more notes", markup=False, style="yellow")
 
