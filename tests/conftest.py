@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 from loopscan.cli import env
@@ -14,6 +15,10 @@ from loopscan.cli.env import Environment
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 sys.path.insert(0, str(FIXTURES))  # the fixture generators (and their jsjson helper) import as modules
+
+# No per-example deadline: a busy 2-core CI machine must not turn a slow example into a failure.
+settings.register_profile("loopscan", deadline=None)
+settings.load_profile("loopscan")
 
 
 @pytest.fixture
