@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 from loopscan.cli import env
@@ -17,7 +17,7 @@ FIXTURES = ROOT / "fixtures"
 sys.path.insert(0, str(FIXTURES))  # the fixture generators (and their jsjson helper) import as modules
 
 # No per-example deadline: a busy 2-core CI machine must not turn a slow example into a failure.
-settings.register_profile("loopscan", deadline=None)
+settings.register_profile("loopscan", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("loopscan")
 
 
