@@ -402,72 +402,53 @@ def sends(t: Transcript, tool: str, params: dict, payload, n: int = 20) -> None:
         t.tool(tool, dict(params), json_result(payload(i)))
 
 
+def after_sends(tmp_path, tool: str, params: dict, payload, profile: str = "openclaw-2026.6") -> tuple:
+    """(level, detector, count) decided for the 21st identical send after 20 recorded ones."""
+    t = session()
+    sends(t, tool, params, payload)
+    t.tool(tool, dict(params))
+    return level(decision(analyze(t.write(tmp_path), ENABLED, profile=profile)))
+
+
 SEND = {"action": "send", "target": "feishu:oc_chat", "text": "ping"}
 
 
 def test_case_43_identical_sends_block(tmp_path):
-    t = session()
-    sends(t, "message", SEND, send_payload)
-    t.tool("message", dict(SEND))
-    r = analyze(t.write(tmp_path), ENABLED)
-    assert level(decision(r)) == ("critical", "generic_repeat", 20)
+    assert after_sends(tmp_path, "message", SEND, send_payload) == ("critical", "generic_repeat", 20)
 
 
 def test_case_43_sends_never_block_under_2026_2(tmp_path):
     # Before the #89090 fix every send had a fresh hash: no streak, only the repeat warning.
-    t = session()
-    sends(t, "message", SEND, send_payload)
-    t.tool("message", dict(SEND))
-    r = analyze(t.write(tmp_path), ENABLED, profile="openclaw-2026.2")
-    assert level(decision(r)) == ("warning", "generic_repeat", 20)
+    assert after_sends(tmp_path, "message", SEND, send_payload, profile="openclaw-2026.2") == ("warning", "generic_repeat", 20)
 
 
 def test_case_44_sessions_send_with_fresh_run_id_blocks(tmp_path):
     params = {"sessionKey": "agent:main:peer", "text": "ping"}
-    t = session()
-    sends(t, "sessions_send", params, lambda i: {"ok": True, "runId": f"run_{i}"})
-    t.tool("sessions_send", dict(params))
-    r = analyze(t.write(tmp_path), ENABLED)
-    assert level(decision(r)) == ("critical", "generic_repeat", 20)
+    assert after_sends(tmp_path, "sessions_send", params, lambda i: {"ok": True, "runId": f"run_{i}"}) == ("critical", "generic_repeat", 20)
 
 
 def test_case_45_provider_send_tool_blocks(tmp_path):
     # Upstream mocks `telegram` as a send tool; the real telegram plugin's send is
     # `{action: "sendMessage", to}` (extractToolSend), which is what a transcript holds.
     params = {"action": "sendMessage", "to": "telegram:123", "text": "ping"}
-    t = session()
-    sends(t, "telegram", params, send_payload)
-    t.tool("telegram", dict(params))
-    r = analyze(t.write(tmp_path), ENABLED)
-    assert level(decision(r)) == ("critical", "generic_repeat", 20)
+    assert after_sends(tmp_path, "telegram", params, send_payload) == ("critical", "generic_repeat", 20)
 
 
 def test_case_46_reply_blocks(tmp_path):
     params = {"action": "reply", "target": "feishu:oc_chat", "text": "ping"}
-    t = session()
-    sends(t, "message", params, send_payload)
-    t.tool("message", dict(params))
-    r = analyze(t.write(tmp_path), ENABLED)
-    assert level(decision(r)) == ("critical", "generic_repeat", 20)
+    assert after_sends(tmp_path, "message", params, send_payload) == ("critical", "generic_repeat", 20)
 
 
 def test_case_47_upload_file_with_fresh_file_id_blocks(tmp_path):
     params = {"action": "upload-file", "target": "feishu:oc_chat", "media": "img.png"}
-    t = session()
-    sends(t, "message", params, lambda i: {"ok": True, "channel": "feishu", "fileId": f"f_{i}", "messageId": f"om_{i}"})
-    t.tool("message", dict(params))
-    r = analyze(t.write(tmp_path), ENABLED)
-    assert level(decision(r)) == ("critical", "generic_repeat", 20)
+    payload = lambda i: {"ok": True, "channel": "feishu", "fileId": f"f_{i}", "messageId": f"om_{i}"}  # noqa: E731
+    assert after_sends(tmp_path, "message", params, payload) == ("critical", "generic_repeat", 20)
 
 
 def test_case_48_message_poll_with_fresh_poll_id_blocks(tmp_path):
     params = {"action": "poll", "target": "tg:chat-1", "question": "?"}
-    t = session()
-    sends(t, "message", params, lambda i: {"ok": True, "channel": "telegram", "messageId": f"om_{i}",
-                                           "chatId": "c1", "pollId": f"pl_{i}"})
-    t.tool("message", dict(params))
-    r = analyze(t.write(tmp_path), ENABLED)
-    assert level(decision(r)) == ("critical", "generic_repeat", 20)
+    payload = lambda i: {"ok": True, "channel": "telegram", "messageId": f"om_{i}", "chatId": "c1", "pollId": f"pl_{i}"}  # noqa: E731
+    assert after_sends(tmp_path, "message", params, payload) == ("critical", "generic_repeat", 20)
 
 
 def test_case_49_distinct_messages_not_stuck(tmp_path):
@@ -511,11 +492,7 @@ def message_object(i: int, conversation: str = "loop-room") -> dict:
 
 def test_case_55_message_object_bare_id_stripped_blocks(tmp_path):
     params = {"action": "send", "to": "feishu:chat-1", "content": "hello"}
-    t = session()
-    sends(t, "message", params, message_object)
-    t.tool("message", dict(params))
-    r = analyze(t.write(tmp_path), ENABLED)
-    assert level(decision(r)) == ("critical", "generic_repeat", 20)
+    assert after_sends(tmp_path, "message", params, message_object) == ("critical", "generic_repeat", 20)
 
 
 def test_case_55_changing_conversation_id_not_critical(tmp_path):
