@@ -212,3 +212,11 @@ def test_whatif_usage_errors(cli, sessions):
 def test_whatif_markdown(cli, sessions):
     md = cli("whatif", *sessions, "--critical", "10,20", "--recommend", "-f", "markdown").out
     assert md.startswith("# loopscan whatif: 2 configs") and "```json5" in md and "enabled: true" in md
+
+
+def test_a_baseline_named_another_way_is_the_same_session(cli, sessions):
+    reads30 = Path(sessions[0])
+    other_spelling = str(reads30.parent / "." / reads30.name)
+    doc = cli("whatif", *sessions, "--baseline", other_spelling, "--critical", "20", "-f", "json").json
+    assert doc["sessions"] == len(sessions) and doc["baseline_sessions"] == 1
+    assert doc["grid"][0]["baseline_blocked"] == 1  # reads.jsonl (30 identical reads) is blocked at critical 20

@@ -205,7 +205,7 @@ def observe_all(paths: list[str], request: ConfigRequest, variants: list[tuple[s
 # --- evaluating the grid --------------------------------------------------------------------------
 
 def evaluate(grid: list[GridConfig], observed: list[dict[str, Any]], baseline: set[str]) -> list[dict[str, Any]]:
-    """One result row per grid config (same order as `grid`)."""
+    """One result row per grid config (same order as `grid`); `baseline` holds real paths."""
     import polars as pl
 
     sessions = [o for o in observed if o["error"] is None]
@@ -376,7 +376,7 @@ def _summarise(g: GridConfig, crit_by: dict[int, dict[str, Any]], warn_by: dict[
         totals["calls_saved"] += block["calls_after"]
         totals["seconds_saved"] += block["seconds_after"] or 0.0
         totals["cost_saved_usd"] += block["cost_after"] or 0.0
-        is_baseline = obs["path"] in baseline
+        is_baseline = os.path.realpath(obs["path"]) in baseline
         totals["baseline_blocked"] += is_baseline
         per_session.append({"path": obs["path"], "block_call_index": block["block_idx"], "detector": block["detector"],
                             "count": block["block_count"], "tokens_saved": block["tokens_after"], "baseline": is_baseline})

@@ -241,7 +241,8 @@ def whatif(
         raise typer.Exit(ExitStatus.ERROR) from None
     sessions = _discover(paths, include_archived, out)
     healthy = _discover(baseline, include_archived, out) if baseline else []
-    todo = list(dict.fromkeys(sessions + healthy))
+    # one file named two ways (`night/a.jsonl`, `./night/a.jsonl`) is one session
+    todo = list({os.path.realpath(p): p for p in reversed(sessions + healthy)}.values())[::-1]
     variants = sorted({g.variant() for g in grid})
     with out.progress(todo) as advance:
         observed = wi.observe_all(todo, request, variants, jobs or wi.default_jobs(), advance)
@@ -250,9 +251,9 @@ def whatif(
         out.error(error)
     if len(errors) == len(observed):
         raise typer.Exit(ExitStatus.ERROR)
-    rows = wi.rank_rows(wi.evaluate(grid, observed, set(healthy)))
+    rows = wi.rank_rows(wi.evaluate(grid, observed, {os.path.realpath(p) for p in healthy}))
     doc = report.document(rows, wi.recommend(rows) if recommend else None, len(observed) - len(errors),
-                          len(set(healthy)), errors)
+                          len({os.path.realpath(p) for p in healthy}), errors)
     if out.format == "json":
         out.write(json_report.dumps(doc))
     elif out.format == "markdown":
