@@ -57,7 +57,19 @@ def expand(paths: list[str], include_archived: bool = False) -> tuple[list[str],
             found.extend(matches)
         else:
             found.append(raw)  # missing: the reader reports it with its path
-    return found, problems
+    return unique(found), problems
+
+
+def unique(paths: list[str]) -> list[str]:
+    """Paths in order, each file once however it was named (`a.jsonl`, `./a.jsonl`, a symlink)."""
+    seen: set[str] = set()
+    out = []
+    for path in paths:
+        key = path if path == "-" else os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
 
 
 def _walk(top: str, include_archived: bool, problems: list[str]) -> list[str]:

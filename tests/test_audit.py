@@ -180,3 +180,9 @@ def test_symlinked_folders_are_not_followed_out_of_the_tree(cli, state, tmp_path
 def test_markdown(cli, state):
     md = cli("audit", str(state), "-f", "markdown").out
     assert md.startswith("# loopscan audit") and "generic\\_repeat @21" in md and "unreadable:" in md
+
+
+def test_a_session_named_twice_is_audited_once(cli, state):
+    main = state / "agents" / "main" / "sessions"
+    rows = cli("audit", str(state), str(main / "." / "blocked.jsonl"), "-f", "json").json["sessions"]
+    assert sum(1 for r in rows if r["path"].endswith("blocked.jsonl")) == 1

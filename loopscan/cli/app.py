@@ -213,6 +213,7 @@ def whatif(
     """Threshold what-if tuning over many sessions, with a recommended openclaw.json snippet."""
     from loopscan.analysis import whatif as wi
     from loopscan.cli.options import build_request, parse_detector_variant
+    from loopscan.discovery import unique
     from loopscan.reports import json_report
     from loopscan.reports import whatif as report
 
@@ -241,8 +242,7 @@ def whatif(
         raise typer.Exit(ExitStatus.ERROR) from None
     sessions = _discover(paths, include_archived, out)
     healthy = _discover(baseline, include_archived, out) if baseline else []
-    # one file named two ways (`night/a.jsonl`, `./night/a.jsonl`) is one session
-    todo = list({os.path.realpath(p): p for p in reversed(sessions + healthy)}.values())[::-1]
+    todo = unique(sessions + healthy)
     variants = sorted({g.variant() for g in grid})
     with out.progress(todo) as advance:
         observed = wi.observe_all(todo, request, variants, jobs or wi.default_jobs(), advance)
