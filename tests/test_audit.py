@@ -186,3 +186,22 @@ def test_a_session_named_twice_is_audited_once(cli, state):
     main = state / "agents" / "main" / "sessions"
     rows = cli("audit", str(state), str(main / "." / "blocked.jsonl"), "-f", "json").json["sessions"]
     assert sum(1 for r in rows if r["path"].endswith("blocked.jsonl")) == 1
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch, state, tmp_path):
+    from typer.testing import CliRunner
+
+    from loopscan.cli import env
+    from loopscan.cli.app import app
+    from loopscan.cli.env import Environment
+
+    out, err = io.StringIO(), _Terminal()
+    monkeypatch.setattr(env, "ENV", Environment(stdout=out, stderr=err, environ={}, home=tmp_path))
+    result = CliRunner().invoke(app, ["audit", str(state), "-f", "json", "--jobs", "1"])
+    assert result.exit_code == 1 and json.loads(out.getvalue())["schema"] == "loopscan.audit/1"
+    assert "files" in err.getvalue()  # the bar drew on the terminal stderr

@@ -250,3 +250,11 @@ def test_warnings_below_ten_are_marked_as_not_emitted_by_openclaw(cli, warned):
 def test_runs_inferred_only_without_written_run_ids(cli):
     assert cli("analyze", str(FIXTURES / "formats" / "v4-runid-lines.jsonl"), "-f", "json").json["session"]["runs_inferred"] is False
     assert cli("analyze", str(FIXTURES / "incident" / "deepseek-doom-loop.jsonl"), "-f", "json", "--fail-on", "never").json["session"]["runs_inferred"] is True
+
+
+def test_python_dash_m_runs_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "loopscan", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("loopscan ")

@@ -220,3 +220,8 @@ def test_a_baseline_named_another_way_is_the_same_session(cli, sessions):
     doc = cli("whatif", *sessions, "--baseline", other_spelling, "--critical", "20", "-f", "json").json
     assert doc["sessions"] == len(sessions) and doc["baseline_sessions"] == 1
     assert doc["grid"][0]["baseline_blocked"] == 1  # reads.jsonl (30 identical reads) is blocked at critical 20
+
+
+def test_whatif_table(cli, sessions):
+    out = cli("whatif", *sessions, "--critical", "10,20", "--recommend", "-f", "table").out
+    assert "loopscan whatif: 2 configs" in out and "w10 c20 g30" in out and "recommended" in out
