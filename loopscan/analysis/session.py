@@ -70,7 +70,7 @@ def _clip(text: str, limit: int = KEY_CHARS) -> str:
 class _Repeat:
     __slots__ = ("tool", "key", "count", "first_call", "last_call", "outcomes")
 
-    def __init__(self, tool: str, key: str, index: int):
+    def __init__(self, tool: str, key: str | None, index: int):
         self.tool, self.key, self.count, self.first_call, self.last_call = tool, key, 1, index, index
         self.outcomes: set[int] = set()  # distinct outcomes, kept as hash() of their identities
 
@@ -245,8 +245,10 @@ class SessionAnalyzer:
             self._call_keys[call.index] = group
             rep = self.repeats.get(group)
             if rep is None:
-                self.repeats[group] = _Repeat(call.tool, repeat_key(call.tool, call.arguments), call.index)
+                self.repeats[group] = _Repeat(call.tool, None, call.index)
             else:
+                if rep.key is None:  # rendered on the first repeat: most calls never repeat
+                    rep.key = repeat_key(call.tool, call.arguments)
                 rep.count += 1
                 rep.last_call = call.index
         if not turn.is_model_output:
