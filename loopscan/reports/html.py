@@ -17,7 +17,7 @@ dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:.5rem}
 .stat{background:#f5f7fa;border-radius:6px;padding:.5rem .7rem}.stat b{display:block;font-size:1.15rem}.stat span{color:#5b6475;font-size:.85rem}
 table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #e6e9ef;vertical-align:top}
-th{background:#f5f7fa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.code{font-family:ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+th{background:#f5f7fa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.t{white-space:nowrap}td.code{font-family:ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 .critical{color:#c62828;font-weight:600}.warning{color:#a66a00;font-weight:600}.muted{color:#5b6475}
 svg{width:100%;height:auto;background:#fff}svg text{font:11px system-ui,sans-serif;fill:#5b6475}
 @media print{body{margin:0;max-width:none}.verdict{border:1px solid #999}h2{break-after:avoid}table{break-inside:auto}tr{break-inside:avoid}}
@@ -117,7 +117,7 @@ def _session(doc: dict[str, Any]) -> str:
         out.append(_table(
             ["count", "distinct outcomes", "tool", "command / arguments", "calls"],
             [[("n", _num(r["count"])), ("n", _num(r["distinct_outcomes"])), ("", escape(r["tool"])),
-              ("code", escape(r["key"])), ("", f"{r['first_call']}–{r['last_call']}")] for r in doc["repeats"]],
+              ("code", escape(r["key"])), ("t", f"{r['first_call']}–{r['last_call']}")] for r in doc["repeats"]],
         ))
     out.append("<h2>Detector</h2>")
     out.append(f'<p class="muted">{escape(config_text(doc["config"]))}</p>')
@@ -134,7 +134,7 @@ def _session(doc: dict[str, Any]) -> str:
         out.append("<h2>Failures</h2>")
         out.append(_table(
             ["time", "kind", "call / turn", "message"],
-            [[("", _num(f["timestamp"])), ("", escape(f["kind"])), ("n", _num(f["call_or_turn"])),
+            [[("t", _num(f["timestamp"])), ("t", escape(f["kind"])), ("n", _num(f["call_or_turn"])),
               ("code", escape(f["message"]))] for f in doc["failures"]],
         ))
     if doc["notes"]:
