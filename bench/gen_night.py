@@ -107,6 +107,8 @@ class _NightWriter(gt._Writer):
         self.ms = p.start_ms
         self.model = p.model
         self.large_ok = p.target >= 1 * MB
+        self.stuck_rate = p.stuck_rate
+        self.doom_times = p.doom_times
 
     def write(self) -> None:
         p = self.p
@@ -119,31 +121,6 @@ class _NightWriter(gt._Writer):
             self._run(doom=doom)
             if doom:
                 doom_at = None
-
-    def _run(self, doom: bool = False) -> None:
-        rng = self.rng
-        self._tick(30_000, 900_000)
-        if rng.random() < 0.08:
-            self.model = rng.choice(gt._MODELS)
-            self._entry("custom", customType="model-snapshot",
-                        data={"timestamp": self.ms, "provider": self.model[0], "modelApi": self.model[2], "modelId": self.model[1]})
-        text = self.corpus.slice(rng, self.corpus.prose, rng.randint(40, 600))
-        self._entry("message", message={"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self.ms})
-        if doom:
-            self._turn()
-            self._stuck(times=self.p.doom_times)
-            self._final()
-            return
-        if rng.random() < 0.03:
-            self._prompt_error()
-            return
-        stuck = rng.random() < self.p.stuck_rate
-        turns = rng.randint(1, 8)
-        for i in range(turns):
-            if stuck and i == turns // 2:
-                self._stuck(rng.randint(4, 16))
-            self._turn()
-        self._final()
 
     def _large_due(self) -> bool:
         return self.large_ok and super()._large_due()

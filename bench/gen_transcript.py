@@ -164,6 +164,9 @@ class _Corpus:
 class _Writer:
     """Builds the entries of one session and writes them, one JSON line each, as they are made."""
 
+    stuck_rate = 0.25  # share of runs that get stuck on one call for 4-16 repeats
+    doom_times = 40  # calls of the doom loop
+
     def __init__(self, out, seed: int, target: int, corpus: _Corpus | None = None):
         self.out = out
         self.rng = rng = random.Random(seed)
@@ -243,13 +246,13 @@ class _Writer:
         self._entry("message", message={"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self.ms})
         if doom:
             self._turn()
-            self._stuck(times=40)
+            self._stuck(times=self.doom_times)
             self._final()
             return
         if rng.random() < 0.03:
             self._prompt_error()
             return
-        stuck = rng.random() < 0.25
+        stuck = rng.random() < self.stuck_rate
         turns = rng.randint(1, 8)
         for i in range(turns):
             if stuck and i == turns // 2:
