@@ -143,7 +143,9 @@ def test_healthy_session_is_never_blocked(path: Path, profile: str) -> None:
 def test_fixture_set_matches_the_generator() -> None:
     names = {p.name for p in FIXTURES}
     assert REQUIRED <= names and len(names) >= 5
-    assert names == set(_generator().SCENARIOS)
+    import generate_healthy  # fixtures/ is on sys.path (tests/conftest.py)
+
+    assert names == set(generate_healthy.SCENARIOS)
 
 
 # --- every fixture looks like a real OpenClaw v3 session ------------------------------------------------
@@ -328,16 +330,6 @@ def test_heartbeat_idle_evening_repeats_the_same_checks_in_separate_runs() -> No
 
 
 # --- the generator ----------------------------------------------------------------------------------------
-
-
-def _generator():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("generate_healthy", GENERATOR)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_generator_is_deterministic(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ reading of the raw JSONL with the standard json module, never from loopscan's ow
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -29,15 +28,7 @@ TAIL = f"tail -100 {SKILL}/publish.log"
 NOT_MODEL_OUTPUT = {"delivery-mirror", "gateway-injected", "acp-runtime"}
 
 
-def _load_generator():
-    spec = importlib.util.spec_from_file_location("generate_incident", GENERATOR)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _load_generator()
+import generate_incident as gen  # noqa: E402  (fixtures/ is on sys.path: tests/conftest.py)
 
 
 # --- an independent reading of the raw file ------------------------------------------------------
