@@ -390,11 +390,23 @@ class SessionAnalyzer:
             calls=_trace(replay) if replay.trace is not None else None,
         )
 
+    def saved_after(self, call_index: int, timestamp: float | None, tokens_then: int, cost_then: float,
+                    call_ran: bool) -> tuple[int, int, float | None, float | None]:
+        """What stopping at this call would have saved: (calls, tokens, cost, seconds) after it. A
+        blocked call never runs, so it counts among the calls saved; a guard abort comes after its call."""
+        return (
+            self.tool_calls - call_index + (0 if call_ran else 1),
+            self.prompt + self.output - tokens_then,
+            self.cost - cost_then if self.cost is not None else None,
+            self.last_ts - timestamp if self.last_ts is not None and timestamp is not None else None,
+        )
+
     def _block(self, block: Block | None, total: int) -> dict[str, Any] | None:
         if block is None:
             return None
         turn, tokens_then, cost_then = self._block_at or (None, 0, 0.0)
-        calls_after = self.tool_calls - block.call_index + (0 if block.call_ran else 1)
+        calls_after, tokens_after, cost_after, seconds_after = self.saved_after(
+            block.call_index, block.timestamp, tokens_then, cost_then, block.call_ran)
         return {
             "detector": block.detector,
             "call_index": block.call_index,
@@ -403,12 +415,10 @@ class SessionAnalyzer:
             "timestamp": iso(block.timestamp),
             "turn": turn,
             "calls_after": calls_after,
-            "tokens_after": total - tokens_then,
-            "tokens_after_pct": round(100.0 * (total - tokens_then) / total, 1) if total else 0.0,
-            "cost_after_usd": round(self.cost - cost_then, 6) if self.cost is not None else None,
-            "seconds_after": round(self.last_ts - block.timestamp, 3)
-            if self.last_ts is not None and block.timestamp is not None
-            else None,
+            "tokens_after": tokens_after,
+            "tokens_after_pct": round(100.0 * tokens_after / total, 1) if total else 0.0,
+            "cost_after_usd": round(cost_after, 6) if cost_after is not None else None,
+            "seconds_after": round(seconds_after, 3) if seconds_after is not None else None,
         }
 
 

@@ -42,6 +42,7 @@ RULES = (
 )
 CRITICAL_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "critical"]
 WARNING_CODES = [i + 1 for i, (_, level) in enumerate(RULES) if level == "warning"]
+SAVED = ("calls_after", "tokens_after", "cost_after", "seconds_after")  # what a block at a call would save
 CROSS_ROWS = 100_000  # rows of (candidate call x config) evaluated at once: bounds memory
 
 
@@ -136,7 +137,8 @@ def build_grid(axes: GridAxes, request: ConfigRequest) -> list[GridConfig]:
 # --- observing sessions -------------------------------------------------------------------------
 
 def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int, int]]) -> dict[str, Any]:
-    """Replay one session once per (profile, historySize) in observe mode, reading the file once.
+    """Replay one session once per (profile, historySize, sessionWindow) in observe mode, reading the
+    file once.
 
     Returns small columns: per evaluated call its signals and what a block there would save."""
     agent = agent_from_path(path)
@@ -155,16 +157,12 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int, in
         return {"path": path, "error": str(exc)}
     out: dict[str, Any] = {"path": path, "error": None, "variants": {}}
     for variant, analyzer in analyzers.items():
-        result = analyzer.result(diag)
-        total_tokens = result.summary["total_tokens"]
-        total_cost = result.summary["cost_usd"] or 0.0
-        calls = result.summary["tool_calls"]
-        last_ts = analyzer.last_ts
+        analyzer.result(diag)  # finishes the replay
         replay = analyzer.replay
         cols: dict[str, list] = {k: [] for k in (
             "idx", "unknown", "np", "pp", "ev", "recent", "kp", "stale", "tokens", "rounds", "key_generic",
             "key_poll", "key_pp", "key_session", "tokens_after", "cost_after", "calls_after", "seconds_after")}
-        for (call, args_hash, sig), (tokens_then, cost_then) in zip(replay.observed, analyzer.observed_spent):
+        for (call, args_hash, sig), spent in zip(replay.observed, analyzer.observed_spent):
             keys = warning_keys(sig, call.tool, args_hash)
             cols["idx"].append(call.index)
             cols["unknown"].append(sig.unknown_count)
@@ -180,18 +178,16 @@ def observe(path: str, request: ConfigRequest, variants: list[tuple[str, int, in
             cols["key_generic"].append(emission_key(keys.generic, call.run, replay.profile))
             cols["key_poll"].append(emission_key(keys.poll, call.run, replay.profile))
             cols["key_pp"].append(emission_key(keys.ping_pong, call.run, replay.profile))
-            cols["tokens_after"].append(total_tokens - tokens_then)
-            cols["cost_after"].append(total_cost - cost_then)
-            cols["calls_after"].append(calls - call.index + 1)
-            cols["seconds_after"].append(last_ts - call.timestamp if last_ts is not None and call.timestamp is not None else None)
+            saved = analyzer.saved_after(call.index, call.timestamp, *spent, call_ran=False)
+            for name, value in zip(SAVED, saved):
+                cols[name].append(value)
         guard = None
         if replay.first_guard_abort is not None and replay.config.guard_enabled:
             call, count = replay.first_guard_abort
-            tokens_then, cost_then = analyzer.guard_spent or (0, 0.0)
-            guard = {"idx": call.index, "count": count, "tokens_after": total_tokens - tokens_then,
-                     "cost_after": total_cost - cost_then, "calls_after": calls - call.index,
-                     "seconds_after": last_ts - call.timestamp if last_ts and call.timestamp else None}
-        out["variants"][variant] = {"columns": cols, "guard": guard, "total_tokens": total_tokens}
+            saved = analyzer.saved_after(call.index, call.timestamp, *(analyzer.guard_spent or (0, 0.0)),
+                                         call_ran=True)
+            guard = {"idx": call.index, "count": count, **dict(zip(SAVED, saved))}
+        out["variants"][variant] = {"columns": cols, "guard": guard}
     return out
 
 

@@ -33,7 +33,7 @@ COMPACTION_LOOP = "compaction_loop_persisted"
 class CallState:
     """What the replay knows of one call."""
 
-    __slots__ = ("call", "args_hash", "tokens", "rounds", "evaluated", "result_seen", "result_hash",
+    __slots__ = ("call", "args_hash", "tokens", "rounds", "evaluated", "result_hash",
                  "unknown_tool", "outcome", "decision", "detected")
 
     def __init__(self, call: ToolCall, args_hash: str, tokens: int = 0, rounds: int = 0):
@@ -42,7 +42,6 @@ class CallState:
         self.tokens = tokens  # session tokens up to the turn that made the call
         self.rounds = rounds  # tool rounds of its run up to that turn
         self.evaluated = True
-        self.result_seen = False
         self.result_hash: str | None = None  # the hash recorded in history (None: no record)
         self.unknown_tool: str | None = None
         self.outcome: str | None = None  # an outcome identity for every result, for analyses
@@ -139,7 +138,6 @@ class Replay:
         state = queue.popleft()
         if not queue:
             del self._pending[result.call_id]
-        state.result_seen = True
         call = state.call
         if classify(result.details, result.is_error) == NOT_EVALUATED:
             state.evaluated = False
