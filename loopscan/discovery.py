@@ -60,6 +60,14 @@ def expand(paths: list[str], include_archived: bool = False) -> tuple[list[str],
     return unique(found), problems
 
 
+def file_size(path: str) -> int:
+    """Size in bytes; 0 for what cannot be stat'ed (stdin, a vanished file)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def unique(paths: list[str]) -> list[str]:
     """Paths in order, each file once however it was named (`a.jsonl`, `./a.jsonl`, a symlink)."""
     seen: set[str] = set()

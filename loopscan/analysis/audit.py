@@ -14,9 +14,8 @@ from typing import Any
 from loopscan.analysis.batch import Failed, map_sessions
 from loopscan.analysis.session import agent_from_path, analyze_path
 from loopscan.engine.config import ConfigRequest
-from loopscan.readers import ReadError
-from loopscan.readers import open_events
 from loopscan.events import SessionMeta
+from loopscan.readers import ReadError, open_events
 from loopscan.timeutil import iso, parse_iso
 
 

@@ -3,10 +3,11 @@ batched so that per-task overhead does not eat the second core. Results stream b
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
+
+from loopscan.discovery import file_size
 
 BATCH_BYTES = 4 << 20  # small sessions travel together up to this many bytes ...
 BATCH_FILES = 16  # ... or this many files
@@ -16,20 +17,14 @@ class Failed(str):
     """What a function raised for one path (its message), in place of the result."""
 
 
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
 
 def _batches(paths: list[str]) -> list[list[str]]:
     batches: list[list[str]] = []
     current: list[str] = []
     weight = 0
-    for path in sorted(paths, key=_size, reverse=True):
+    for path in sorted(paths, key=file_size, reverse=True):
         current.append(path)
-        weight += _size(path)
+        weight += file_size(path)
         if weight >= BATCH_BYTES or len(current) >= BATCH_FILES:
             batches.append(current)
             current, weight = [], 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from loopscan.cli.env import Environment
+from loopscan.discovery import file_size
 from loopscan.readers import Diagnostics
 
 
@@ -78,14 +78,14 @@ class Output:
             return
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-        total = sum(_size(path) for path in files)
+        total = sum(file_size(path) for path in files)
         columns = (TextColumn("{task.fields[done]}/{task.fields[files]} files"), BarColumn(),
                    TransferSpeedColumn(), TimeRemainingColumn())
         with Progress(*columns, console=self.err, transient=True) as bar:
             task = bar.add_task("reading", total=total or 1, done=0, files=len(files))
 
             def advance(path: str) -> None:
-                bar.update(task, advance=_size(path), done=bar.tasks[task].fields["done"] + 1)
+                bar.update(task, advance=file_size(path), done=bar.tasks[task].fields["done"] + 1)
 
             yield advance
 
@@ -111,9 +111,3 @@ def _csv_text(doc: dict, writer: Any) -> str:
     writer(doc, "csv", buffer)
     return buffer.getvalue()
 
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
