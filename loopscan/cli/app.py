@@ -97,7 +97,7 @@ def analyze(
 
     out = Output(env.ENV, format.value if format else None, output)
     results = []
-    sessions = _expand(paths, out)
+    sessions = _discover(paths, False, out)
     for path in sessions:
         try:
             result = analyze_path(path, request, trace=trace)
@@ -315,14 +315,6 @@ def _status(results: list, fail_on: FailOn) -> ExitStatus:
             return ExitStatus.FAIL_LEVEL
     return ExitStatus.OK
 
-
-def _expand(paths: list[str], out: Output) -> list[str]:
-    from loopscan.discovery import expand
-
-    found, problems = expand(paths)
-    for problem in problems:
-        out.error(problem)
-    return found
 
 
 def main() -> None:
